@@ -1,0 +1,119 @@
+"""Resolution speed against Triton's own lookups, measured in the same run.
+
+Triton's lookups: ``libcuda_dirs()`` (``/sbin/ldconfig -p``), the four tool knobs
+(each runs ``--version``) and its compiler lookup. Ours: ``resolve()`` by discovery,
+and ``resolve()`` from a manifest with recorded versions (which must start no process
+and not import pyelftools). "cold" is the first call in a fresh interpreter (median
+of several interpreters); "warm" is a repeated call in the same interpreter.
+
+Usage: python bench/resolve.py [--runs N]   (needs triton and triton_toolchain importable)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TRITON = r"""
+import json, os, sys, time
+import triton
+from triton import knobs
+from triton.backends.nvidia import driver
+from triton.runtime import build
+
+def lookups():
+    try:
+        driver.libcuda_dirs()
+    except (AssertionError, OSError, subprocess.CalledProcessError):
+        pass
+    for name in ("ptxas", "ptxas_blackwell", "cuobjdump", "nvdisasm"):
+        try:
+            getattr(knobs.nvidia, name)
+        except (RuntimeError, AttributeError):
+            pass
+    finder = getattr(build, "_find_compiler", None)
+    if finder is not None:
+        try:
+            finder("c")
+        except Exception:
+            pass
+
+import subprocess
+t = time.perf_counter(); lookups(); cold = time.perf_counter() - t
+t = time.perf_counter(); lookups(); warm = time.perf_counter() - t
+print(json.dumps({"cold": cold, "warm": warm}))
+"""
+
+OURS = r"""
+import json, sys, time
+spawned = []
+sys.addaudithook(lambda event, args: spawned.append(args[0]) if event == "subprocess.Popen" else None)
+import triton_toolchain
+t = time.perf_counter(); tc = triton_toolchain.resolve(); cold = time.perf_counter() - t
+t = time.perf_counter(); triton_toolchain.resolve(); warm = time.perf_counter() - t
+print(json.dumps({"cold": cold, "warm": warm, "processes": len(spawned),
+                  "elftools": "elftools" in sys.modules, "manifest": tc.manifest,
+                  "missing": [c.component for c in tc.missing()]}))
+"""
+
+
+def measure(code: str, runs: int, env: dict[str, str]) -> list[dict[str, object]]:
+    results = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return results
+
+
+def median_ms(results: list[dict[str, object]], key: str) -> float:
+    return statistics.median(float(r[key]) for r in results) * 1000  # type: ignore[arg-type]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_TOOLCHAIN_MANIFEST"}
+    env["TRITON_TOOLCHAIN"] = "off"
+
+    triton = measure(TRITON, args.runs, env)
+    discovery = measure(OURS, args.runs, env)
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = os.path.join(tmp, "manifest.json")
+        subprocess.run(
+            [sys.executable, "-m", "triton_toolchain", "lock", "-o", manifest],
+            env=env, capture_output=True, check=False,
+        )
+        from_manifest = measure(OURS, args.runs, {**env, "TRITON_TOOLCHAIN_MANIFEST": manifest})
+
+    rows = [
+        ("Triton's own lookups", triton),
+        ("triton-toolchain, discovery", discovery),
+        ("triton-toolchain, manifest", from_manifest),
+    ]
+    base_cold, base_warm = median_ms(triton, "cold"), median_ms(triton, "warm")
+    print(f"median of {args.runs} fresh interpreters each; ratio = ours / Triton's")
+    print(f"{'':32} {'cold ms':>9} {'ratio':>7} {'warm ms':>9} {'ratio':>8}")
+    for name, res in rows:
+        cold, warm = median_ms(res, "cold"), median_ms(res, "warm")
+        print(
+            f"{name:32} {cold:9.2f} {cold / base_cold:7.2f} {warm:9.3f} "
+            f"{warm / base_warm if base_warm else float('nan'):8.1f}"
+        )
+    last = from_manifest[-1]
+    print(
+        f"manifest resolution: processes started {last['processes']}, "
+        f"pyelftools imported: {last['elftools']}, manifest {last['manifest']}"
+    )
+    print(f"discovery: processes started {discovery[-1]['processes']}, missing {discovery[-1]['missing']}")
+
+
+if __name__ == "__main__":
+    main()

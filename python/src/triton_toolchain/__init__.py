@@ -1,0 +1,35 @@
+"""triton-toolchain: tells OpenAI Triton where its run-time toolchain is.
+
+``resolve()`` finds every component (explicit settings, a manifest, discovery) and
+says where each came from; ``activate()`` makes Triton use the result.
+"""
+
+from __future__ import annotations
+
+from ._errors import BuildError as BuildError
+from ._errors import ManifestError as ManifestError
+from ._errors import MissingComponentError as MissingComponentError
+from ._errors import SettingError as SettingError
+from ._errors import ToolchainError as ToolchainError
+from ._host import Host as Host
+from ._model import Choice as Choice
+from ._model import Rejection as Rejection
+from ._model import Source as Source
+from ._model import SourceKind as SourceKind
+from ._model import Toolchain as Toolchain
+from ._resolve import resolve as resolve
+
+__all__ = [
+    "BuildError",
+    "Choice",
+    "Host",
+    "ManifestError",
+    "MissingComponentError",
+    "Rejection",
+    "SettingError",
+    "Source",
+    "SourceKind",
+    "Toolchain",
+    "ToolchainError",
+    "resolve",
+]

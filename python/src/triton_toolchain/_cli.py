@@ -1,0 +1,197 @@
+"""The ``triton-toolchain`` command: doctor, env, which, lock, run.
+
+Exit status: 0 when every required component (of the stage asked for) was found,
+1 when one is missing (the output says what, where the shim looked, and the fix),
+2 for bad input (a wrong setting or manifest, a wrong argument).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS, SPECS
+from ._env import toolchain_env
+from ._errors import ToolchainError
+from ._explain import doctor_report, explain_missing
+from ._manifest import to_json
+from ._model import Toolchain
+from ._resolve import resolve
+
+_ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
+
+
+def parse_arch(text: str) -> int:
+    """``"90"``, ``"sm_90a"`` and ``"9.0"`` all mean 90."""
+    match = _ARCH.match(text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an architecture; write e.g. 90 or sm_90a")
+    major, minor = match.groups()
+    return int(major) * 10 + int(minor) if minor is not None else int(major)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _header(tc: Toolchain) -> str:
+    triton = _version("triton")
+    target = f"sm_{tc.arch}" if tc.arch else "any architecture"
+    lines = [
+        f"triton-toolchain {_version('triton-toolchain') or '(source)'}: "
+        f"Triton {triton or 'not installed'}, Python {platform.python_version()} "
+        f"({sys.executable}), {platform.machine()}, target {target}",
+        f"manifest: {tc.manifest + (' (strict)' if tc.strict else '') if tc.manifest else 'none, every component discovered'}",
+    ]
+    return "\n".join(lines)
+
+
+def _status(tc: Toolchain, stage: str | None) -> int:
+    return 1 if tc.missing(None if stage == "all" else stage) else 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    tc = resolve(args.arch)
+    if args.json:
+        print(json.dumps(tc.to_dict(), indent=2))
+    else:
+        print(doctor_report(tc, verbose=args.verbose, header=_header(tc)))
+    status = _status(tc, args.stage)
+    if args.run:
+        from ._selftest import self_test
+
+        report = self_test(tc)
+        print("\n" + report.text)
+        status = status or (0 if report.ok else 1)
+    return status
+
+
+def _format_env(env: dict[str, str], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(env, indent=2)
+    if fmt == "fish":
+        return "\n".join(f"set -gx {k} {shlex.quote(v)};" for k, v in env.items())
+    return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    tc = resolve(args.arch)
+    print(_format_env(toolchain_env(tc), args.format))
+    for choice in tc.missing(None):
+        print(f"# missing: {choice.component} (run `triton-toolchain doctor`)", file=sys.stderr)
+    return _status(tc, "all")
+
+
+def cmd_which(args: argparse.Namespace) -> int:
+    tc = resolve(args.arch)
+    choice = tc[args.component]
+    if choice.path is None:
+        print(explain_missing(choice, tc), file=sys.stderr)
+        return 1
+    print(choice.path)
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    tc = resolve(args.arch)
+    components = {
+        name: (choice.path, choice.version)
+        for name in MANIFEST_COMPONENTS
+        if (choice := tc[name]).path is not None
+    }
+    driver = tc["libcuda"].path
+    text = to_json(
+        components,
+        driver_dirs=(os.path.dirname(driver),) if driver else (),
+        strict=args.strict,
+    )
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        out = Path(args.output)
+        if out.exists() and not args.force:
+            print(f"error: {out} exists; not overwriting it (add --force to replace it)", file=sys.stderr)
+            return 2
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out} ({len(components)} components)", file=sys.stderr)
+    return _status(tc, "all")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ._activate import run_with_toolchain
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("error: nothing to run; usage: triton-toolchain run -- CMD [ARGS...]", file=sys.stderr)
+        return 2
+    return run_with_toolchain(command, arch=args.arch)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="triton-toolchain",
+        description="Tells OpenAI Triton where its run-time toolchain is.",
+    )
+    sub = parser.add_subparsers(dest="cmd", required=True)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument(
+            "--arch", type=parse_arch, default=None,
+            help="target GPU architecture, e.g. 90 or sm_90a (default: any)",
+        )
+        return p
+
+    p = add("doctor", "show every component, its version and where it came from")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list rejected candidates")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--for", dest="stage", choices=("compile", "launch", "all"), default="all",
+        help="which step must be ready for exit status 0 (default: all)",
+    )
+    p.add_argument("--run", action="store_true", help="also compile a kernel, build the launcher and, on a GPU, launch it")
+    p.set_defaults(func=cmd_doctor)
+
+    p = add("env", "print the variables that configure Triton")
+    p.add_argument("--format", choices=("sh", "fish", "json"), default="sh")
+    p.set_defaults(func=cmd_env)
+
+    p = add("which", "print the chosen path of one component")
+    p.add_argument("component", choices=COMPONENT_NAMES)
+    p.set_defaults(func=cmd_which)
+
+    p = add("lock", "write a manifest from the current resolution")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.add_argument("--strict", action="store_true", help="mark the manifest strict (no discovery)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.set_defaults(func=cmd_lock)
+
+    p = add("run", "run a program with the toolchain exported: run -- CMD [ARGS...]")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ToolchainError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The one seam between discovery and the machine: filesystem root, environment,
+interpreter and the installed packages that carry toolchain pieces.
+
+Tests build a ``Host`` over a fake root in ``tmp_path``; ``Host.current()`` describes
+this process. Only the fixed, well-known system locations (``/etc/ld.so.cache``,
+``/run/opengl-driver/lib``, ``/usr/local/cuda``, ``/proc/driver/nvidia/version``...)
+are taken under ``root``; paths that come from data (environment variables, the linker
+cache's entries, a manifest) are used as they are.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import struct
+import sys
+import sysconfig
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Interpreter architecture -> (ELF e_machine name as pyelftools spells it, ELF class).
+ELF_MACHINES: dict[str, tuple[str, int]] = {
+    "x86_64": ("EM_X86_64", 64),
+    "i686": ("EM_386", 32),
+    "aarch64": ("EM_AARCH64", 64),
+    "ppc64le": ("EM_PPC64", 64),
+}
+
+
+def interpreter_machine() -> str:
+    """This interpreter's architecture, e.g. ``"x86_64"``; a 32-bit Python on a 64-bit
+    kernel is ``"i686"``."""
+    machine = platform.machine()
+    if machine in ("x86_64", "AMD64", "i386", "i586", "i686"):
+        return "x86_64" if struct.calcsize("P") == 8 else "i686"
+    return machine
+
+
+def python_include_dir() -> Path:
+    """Where this interpreter's ``Python.h`` belongs, from ``sysconfig``. Debian's
+    ``posix_local`` scheme points at /usr/local; its headers are in ``posix_prefix``'s
+    include directory, as Triton itself assumes."""
+    scheme = sysconfig.get_default_scheme()
+    if scheme == "posix_local":
+        scheme = "posix_prefix"
+    return Path(sysconfig.get_paths(scheme=scheme)["include"])
+
+
+def _package_dir(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.origin and spec.origin not in ("namespace", "built-in"):
+        return Path(spec.origin).parent
+    return None
+
+
+def _namespace_dirs(name: str) -> tuple[Path, ...]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return ()
+    if spec is None or spec.submodule_search_locations is None:
+        return ()
+    return tuple(Path(p) for p in spec.submodule_search_locations)
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine as discovery sees it.
+
+    ``triton_dir``, ``torch_dir`` and ``nvidia_dirs`` are the installed ``triton``,
+    ``torch`` and ``nvidia`` (pip CUDA wheels) package directories, found without
+    importing them.
+    """
+
+    root: Path = Path("/")
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    machine: str = field(default_factory=interpreter_machine)
+    python_version: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
+    python_include: Path = field(default_factory=python_include_dir)
+    base_prefix: Path = Path(sys.base_prefix)
+    prefix: Path = Path(sys.prefix)
+    triton_dir: Path | None = None
+    torch_dir: Path | None = None
+    nvidia_dirs: tuple[Path, ...] = ()
+
+    @classmethod
+    def current(cls) -> Host:
+        """This process: ``/``, ``os.environ``, ``sys``, and the packages on ``sys.path``."""
+        return cls(
+            triton_dir=_package_dir("triton"),
+            torch_dir=_package_dir("torch"),
+            nvidia_dirs=_namespace_dirs("nvidia"),
+        )
+
+    @property
+    def elf_machine(self) -> str:
+        return ELF_MACHINES.get(self.machine, ("EM_" + self.machine.upper(), 64))[0]
+
+    @property
+    def elf_class(self) -> int:
+        return ELF_MACHINES.get(self.machine, ("", 64))[1]
+
+    def at(self, path: str) -> Path:
+        """A well-known absolute system path under this host's root:
+        ``Host(root=Path("/tmp/r")).at("/etc/ld.so.cache")`` is ``/tmp/r/etc/ld.so.cache``."""
+        return self.root / path.lstrip("/")
+
+    def glob(self, pattern: str) -> list[Path]:
+        """Sorted matches of an absolute glob pattern under the root, e.g. ``/opt/cuda*``."""
+        return sorted(self.root.glob(pattern.lstrip("/")))
