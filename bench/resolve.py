@@ -52,7 +52,10 @@ print(json.dumps({"cold": cold, "warm": warm}))
 OURS = r"""
 import json, sys, time
 spawned = []
-sys.addaudithook(lambda event, args: spawned.append(args[0]) if event == "subprocess.Popen" else None)
+def audit(event, args):
+    if event == "subprocess.Popen":
+        spawned.append(args[0])
+sys.addaudithook(audit)
 import triton_toolchain
 t = time.perf_counter(); tc = triton_toolchain.resolve(); cold = time.perf_counter() - t
 t = time.perf_counter(); triton_toolchain.resolve(); warm = time.perf_counter() - t
@@ -89,7 +92,9 @@ def main() -> None:
         manifest = os.path.join(tmp, "manifest.json")
         subprocess.run(
             [sys.executable, "-m", "triton_toolchain", "lock", "-o", manifest],
-            env=env, capture_output=True, check=False,
+            env=env,
+            capture_output=True,
+            check=False,
         )
         from_manifest = measure(OURS, args.runs, {**env, "TRITON_TOOLCHAIN_MANIFEST": manifest})
 
@@ -112,7 +117,10 @@ def main() -> None:
         f"manifest resolution: processes started {last['processes']}, "
         f"pyelftools imported: {last['elftools']}, manifest {last['manifest']}"
     )
-    print(f"discovery: processes started {discovery[-1]['processes']}, missing {discovery[-1]['missing']}")
+    print(
+        f"discovery: processes started {discovery[-1]['processes']}, "
+        f"missing {discovery[-1]['missing']}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from triton_toolchain import Host, ManifestError, SettingError
 from triton_toolchain._manifest import find, load, search_locations, to_json
 
@@ -74,20 +73,58 @@ def test_valid_manifest_loads_every_field(tmp_path: Path, tree: dict[str, Path])
         ({"schema": 1, "components": {}, "driver_dirs": "/x"}, "driver_dirs", "JSON array"),
         ({"schema": 1, "components": {}, "driver_dirs": ["lib"]}, "driver_dirs[0]", "absolute"),
         ({"schema": 1, "components": {}, "driver_dirs": [3]}, "driver_dirs[0]", "strings"),
-        ({"schema": 1, "components": {"ptxsa": {"path": "/x"}}}, "components.ptxsa", "known components"),
-        ({"schema": 1, "components": {"libcuda": {"path": "/x"}}}, "components.libcuda", "driver_dirs"),
+        (
+            {"schema": 1, "components": {"ptxsa": {"path": "/x"}}},
+            "components.ptxsa",
+            "known components",
+        ),
+        (
+            {"schema": 1, "components": {"libcuda": {"path": "/x"}}},
+            "components.libcuda",
+            "driver_dirs",
+        ),
         ({"schema": 1, "components": {"ptxas": "/x"}}, "components.ptxas", "object"),
         ({"schema": 1, "components": {"ptxas": {}}}, "components.ptxas", "has no path"),
-        ({"schema": 1, "components": {"ptxas": {"path": "bin/ptxas"}}}, "components.ptxas.path", "absolute"),
-        ({"schema": 1, "components": {"ptxas": {"path": "/nonexistent/ptxas"}}}, "components.ptxas.path", "regenerate"),
-        ({"schema": 1, "components": {"ptxas": {"path": "/usr/bin", "version": "12.8"}}}, "components.ptxas.path", "file itself"),
-        ({"schema": 1, "components": {"ptxas": {"path": "@plain"}}}, "components.ptxas.path", "executable"),
-        ({"schema": 1, "components": {"cuda-headers": {"path": "@plain"}}}, "components.cuda-headers.path", "directory"),
-        ({"schema": 1, "components": {"ptxas": {"path": "/usr/bin/env", "version": 12.8}}}, "components.ptxas.version", "JSON string"),
-        ({"schema": 1, "components": {"ptxas": {"path": "/usr/bin/env", "sha": "x"}}}, "components.ptxas.sha", "knows path, version"),
+        (
+            {"schema": 1, "components": {"ptxas": {"path": "bin/ptxas"}}},
+            "components.ptxas.path",
+            "absolute",
+        ),
+        (
+            {"schema": 1, "components": {"ptxas": {"path": "/nonexistent/ptxas"}}},
+            "components.ptxas.path",
+            "regenerate",
+        ),
+        (
+            {"schema": 1, "components": {"ptxas": {"path": "/usr/bin", "version": "12.8"}}},
+            "components.ptxas.path",
+            "file itself",
+        ),
+        (
+            {"schema": 1, "components": {"ptxas": {"path": "@plain"}}},
+            "components.ptxas.path",
+            "executable",
+        ),
+        (
+            {"schema": 1, "components": {"cuda-headers": {"path": "@plain"}}},
+            "components.cuda-headers.path",
+            "directory",
+        ),
+        (
+            {"schema": 1, "components": {"ptxas": {"path": "/usr/bin/env", "version": 12.8}}},
+            "components.ptxas.version",
+            "JSON string",
+        ),
+        (
+            {"schema": 1, "components": {"ptxas": {"path": "/usr/bin/env", "sha": "x"}}},
+            "components.ptxas.sha",
+            "knows path, version",
+        ),
     ],
 )
-def test_bad_manifest_names_file_field_and_fix(tmp_path: Path, doc: object, field: str, fix: str) -> None:
+def test_bad_manifest_names_file_field_and_fix(
+    tmp_path: Path, doc: object, field: str, fix: str
+) -> None:
     plain = tmp_path / "plain.txt"
     plain.write_text("not a program\n")
     if not isinstance(doc, str):

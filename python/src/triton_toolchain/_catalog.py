@@ -30,61 +30,107 @@ class ComponentSpec:
 
 SPECS_TUPLE: tuple[ComponentSpec, ...] = (
     ComponentSpec(
-        "ptxas", "PTX assembler for architectures below Triton's Blackwell switch", "tool",
-        "TRITON_PTXAS_PATH", "compile", "nvidia.ptxas",
+        "ptxas",
+        "PTX assembler for architectures below Triton's Blackwell switch",
+        "tool",
+        "TRITON_PTXAS_PATH",
+        "compile",
+        "nvidia.ptxas",
         "install a CUDA toolkit (or `pip install nvidia-cuda-nvcc`) or set TRITON_PTXAS_PATH "
         "to an absolute ptxas path",
     ),
     ComponentSpec(
-        "ptxas-blackwell", "PTX assembler Triton runs for newer architectures", "tool",
-        "TRITON_PTXAS_BLACKWELL_PATH", "compile", "nvidia.ptxas_blackwell",
+        "ptxas-blackwell",
+        "PTX assembler Triton runs for newer architectures",
+        "tool",
+        "TRITON_PTXAS_BLACKWELL_PATH",
+        "compile",
+        "nvidia.ptxas_blackwell",
         "install CUDA 12.8 or newer or set TRITON_PTXAS_BLACKWELL_PATH to an absolute ptxas path",
     ),
     ComponentSpec(
-        "cuobjdump", "cubin inspection tool (optional)", "tool",
-        "TRITON_CUOBJDUMP_PATH", None, "nvidia.cuobjdump",
+        "cuobjdump",
+        "cubin inspection tool (optional)",
+        "tool",
+        "TRITON_CUOBJDUMP_PATH",
+        None,
+        "nvidia.cuobjdump",
         "install the CUDA toolkit's cuobjdump or set TRITON_CUOBJDUMP_PATH",
     ),
     ComponentSpec(
-        "nvdisasm", "SASS disassembler (optional)", "tool",
-        "TRITON_NVDISASM_PATH", None, "nvidia.nvdisasm",
+        "nvdisasm",
+        "SASS disassembler (optional)",
+        "tool",
+        "TRITON_NVDISASM_PATH",
+        None,
+        "nvidia.nvdisasm",
         "install the CUDA toolkit's nvdisasm or set TRITON_NVDISASM_PATH",
     ),
     ComponentSpec(
-        "cc", "C compiler that builds Triton's launcher", "tool", "CC", "launch", "build.cc",
+        "cc",
+        "C compiler that builds Triton's launcher",
+        "tool",
+        "CC",
+        "launch",
+        "build.cc",
         "install gcc or clang (Debian/Ubuntu: `apt install gcc`; conda: "
         "`conda install -c conda-forge c-compiler`) or set CC to an absolute compiler path",
     ),
     ComponentSpec(
-        "python-headers", "directory holding Python.h for this interpreter", "dir", None,
-        "launch", None, "install this Python's development headers",
+        "python-headers",
+        "directory holding Python.h for this interpreter",
+        "dir",
+        None,
+        "launch",
+        None,
+        "install this Python's development headers",
     ),
     ComponentSpec(
-        "cuda-headers", "directory holding cuda.h", "dir", "TRITON_CUDART_PATH", "launch",
+        "cuda-headers",
+        "directory holding cuda.h",
+        "dir",
+        "TRITON_CUDART_PATH",
+        "launch",
         "build.cudart_path",
         "install Triton's wheel (it bundles cuda.h), a CUDA toolkit, or set TRITON_CUDART_PATH "
         "to the directory holding cuda.h",
     ),
     ComponentSpec(
-        "cuda-crt-headers", "directory holding crt/host_config.h (optional)", "dir",
-        "TRITON_CUDACRT_PATH", None, "build.cudacrt_path",
+        "cuda-crt-headers",
+        "directory holding crt/host_config.h (optional)",
+        "dir",
+        "TRITON_CUDACRT_PATH",
+        None,
+        "build.cudacrt_path",
         "set TRITON_CUDACRT_PATH to the CUDA include directory holding crt/",
     ),
     ComponentSpec(
-        "libdevice", "libdevice.10.bc, CUDA's math library in LLVM bitcode", "file",
-        "TRITON_LIBDEVICE_PATH", "compile", "nvidia.libdevice_path",
+        "libdevice",
+        "libdevice.10.bc, CUDA's math library in LLVM bitcode",
+        "file",
+        "TRITON_LIBDEVICE_PATH",
+        "compile",
+        "nvidia.libdevice_path",
         "install Triton's wheel (it bundles libdevice), a CUDA toolkit, or set "
         "TRITON_LIBDEVICE_PATH to an absolute libdevice.10.bc path",
     ),
     ComponentSpec(
-        "libcuda-link", "directory to link the launcher against (driver or toolkit stub)",
-        "dir", "TRITON_LIBCUDA_PATH", "launch", None,
+        "libcuda-link",
+        "directory to link the launcher against (driver or toolkit stub)",
+        "dir",
+        "TRITON_LIBCUDA_PATH",
+        "launch",
+        None,
         "install the NVIDIA driver, or a CUDA toolkit's stubs for building without a GPU, "
         "or set TRITON_LIBCUDA_PATH to the directory holding libcuda.so.1",
     ),
     ComponentSpec(
-        "libcuda", "the NVIDIA driver library libcuda.so.1 loaded at run time", "driver",
-        "TRITON_LIBCUDA_PATH", "launch", "nvidia.libcuda_path",
+        "libcuda",
+        "the NVIDIA driver library libcuda.so.1 loaded at run time",
+        "driver",
+        "TRITON_LIBCUDA_PATH",
+        "launch",
+        "nvidia.libcuda_path",
         "install the NVIDIA driver (on NixOS: hardware.nvidia / hardware.graphics; in a "
         "container: run it with the NVIDIA container toolkit) or set TRITON_LIBCUDA_PATH to "
         "the directory holding the driver's libcuda.so.1",
@@ -170,5 +216,6 @@ def arch_problem(arch: int, release: str | None) -> str | None:
     if version < first:
         return f"release {release} cannot assemble {name}, needs {first[0]}.{first[1]} or newer"
     if last is not None and version > last:
-        return f"release {release} cannot assemble {name}, which CUDA dropped after {last[0]}.{last[1]}"
+        dropped = f"{last[0]}.{last[1]}"
+        return f"release {release} cannot assemble {name}, which CUDA dropped after {dropped}"
     return None

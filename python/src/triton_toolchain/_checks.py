@@ -22,8 +22,9 @@ _RELEASE = re.compile(r"release (\d+\.\d+)")
 def split_search_path(value: str) -> tuple[list[Path], list[tuple[str, str]]]:
     """Split a ``PATH``-style value into absolute directories and refused entries.
 
-    >>> split_search_path("/usr/bin::bin")
-    ([PosixPath('/usr/bin')], [('', 'empty entry (means the current directory), ignored'), ('bin', 'relative entry, ignored')])
+    >>> kept, refused = split_search_path("/usr/bin::bin")
+    >>> kept, [entry for entry, _ in refused]
+    ([PosixPath('/usr/bin')], ['', 'bin'])
     """
     kept: list[Path] = []
     refused: list[tuple[str, str]] = []

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS, SPECS
+from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS
 from ._env import toolchain_env
 from ._errors import ToolchainError
 from ._explain import doctor_report, explain_missing
@@ -33,7 +33,9 @@ def parse_arch(text: str) -> int:
     """``"90"``, ``"sm_90a"`` and ``"9.0"`` all mean 90."""
     match = _ARCH.match(text.strip())
     if match is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an architecture; write e.g. 90 or sm_90a")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an architecture; write e.g. 90 or sm_90a"
+        )
     major, minor = match.groups()
     return int(major) * 10 + int(minor) if minor is not None else int(major)
 
@@ -52,7 +54,8 @@ def _header(tc: Toolchain) -> str:
         f"triton-toolchain {_version('triton-toolchain') or '(source)'}: "
         f"Triton {triton or 'not installed'}, Python {platform.python_version()} "
         f"({sys.executable}), {platform.machine()}, target {target}",
-        f"manifest: {tc.manifest + (' (strict)' if tc.strict else '') if tc.manifest else 'none, every component discovered'}",
+        "manifest: "
+        + (f"{tc.manifest}{' (strict)' if tc.strict else ''}" if tc.manifest else "none"),
     ]
     return "\n".join(lines)
 
@@ -121,7 +124,10 @@ def cmd_lock(args: argparse.Namespace) -> int:
     else:
         out = Path(args.output)
         if out.exists() and not args.force:
-            print(f"error: {out} exists; not overwriting it (add --force to replace it)", file=sys.stderr)
+            print(
+                f"error: {out} exists; not overwriting it (add --force to replace it)",
+                file=sys.stderr,
+            )
             return 2
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
@@ -134,7 +140,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        print("error: nothing to run; usage: triton-toolchain run -- CMD [ARGS...]", file=sys.stderr)
+        print(
+            "error: nothing to run; usage: triton-toolchain run -- CMD [ARGS...]", file=sys.stderr
+        )
         return 2
     return run_with_toolchain(command, arch=args.arch)
 
@@ -149,7 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument(
-            "--arch", type=parse_arch, default=None,
+            "--arch",
+            type=parse_arch,
+            default=None,
             help="target GPU architecture, e.g. 90 or sm_90a (default: any)",
         )
         return p
@@ -158,10 +168,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="also list rejected candidates")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
-        "--for", dest="stage", choices=("compile", "launch", "all"), default="all",
+        "--for",
+        dest="stage",
+        choices=("compile", "launch", "all"),
+        default="all",
         help="which step must be ready for exit status 0 (default: all)",
     )
-    p.add_argument("--run", action="store_true", help="also compile a kernel, build the launcher and, on a GPU, launch it")
+    p.add_argument(
+        "--run",
+        action="store_true",
+        help="also compile a kernel, build the launcher and, on a GPU, launch it",
+    )
     p.set_defaults(func=cmd_doctor)
 
     p = add("env", "print the variables that configure Triton")

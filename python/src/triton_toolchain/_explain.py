@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ._catalog import SPECS
-from ._model import Choice, Toolchain
+from ._model import Choice, SourceKind, Toolchain
 
 
 def explain_missing(choice: Choice, tc: Toolchain | None = None) -> str:
@@ -24,12 +26,23 @@ def explain_missing(choice: Choice, tc: Toolchain | None = None) -> str:
     return "\n".join(lines)
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
+def table(rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns separated by two spaces."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
     )
+
+
+def _short_source(choice: Choice) -> str:
+    """The source as the table shows it: Triton's package directory is already in the
+    path column, so ``triton-bundled`` stands alone there."""
+    if choice.source is None:
+        return ""
+    if choice.source.kind is SourceKind.BUNDLED:
+        return choice.source.kind.value
+    return str(choice.source)
 
 
 def doctor_report(tc: Toolchain, *, verbose: bool, header: str) -> str:
@@ -44,7 +57,7 @@ def doctor_report(tc: Toolchain, *, verbose: bool, header: str) -> str:
                 choice.component,
                 status,
                 choice.version or "",
-                str(choice.source) if choice.source else "",
+                _short_source(choice),
                 choice.path or "",
             )
         )

@@ -23,7 +23,13 @@ from ._host import Host
 
 SCHEMA = 1
 MANIFEST_VARIABLE = "TRITON_TOOLCHAIN_MANIFEST"
-_TOP_KEYS = {"schema": int, "generator": str, "strict": bool, "driver_dirs": list, "components": dict}
+_TOP_KEYS = {
+    "schema": int,
+    "generator": str,
+    "strict": bool,
+    "driver_dirs": list,
+    "components": dict,
+}
 _ENTRY_KEYS = {"path": str, "version": str}
 _JSON_NAMES = {int: "integer", str: "string", bool: "boolean", list: "array", dict: "object"}
 
@@ -90,17 +96,23 @@ def _fail(file: Path, field: str, problem: str, fix: str) -> ManifestError:
     return ManifestError(f"{file}: {field}: {problem}; {fix}")
 
 
-def _check_keys(file: Path, field: str, obj: Mapping[str, Any], allowed: Mapping[str, type]) -> None:
+def _check_keys(
+    file: Path, field: str, obj: Mapping[str, Any], allowed: Mapping[str, type]
+) -> None:
     for key, value in obj.items():
         if key not in allowed:
             raise _fail(
-                file, f"{field}{key}", "unknown key",
+                file,
+                f"{field}{key}",
+                "unknown key",
                 f"schema {SCHEMA} knows {', '.join(sorted(allowed))}",
             )
         want = allowed[key]
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             raise _fail(
-                file, f"{field}{key}", f"is {type(value).__name__} {value!r}",
+                file,
+                f"{field}{key}",
+                f"is {type(value).__name__} {value!r}",
                 f"it must be a JSON {_JSON_NAMES[want]}",
             )
 
@@ -131,7 +143,9 @@ def _entry(file: Path, name: str, raw: object) -> Entry:
         mode = path.stat().st_mode
     except OSError as exc:
         raise _fail(
-            file, field + ".path", f"{path} cannot be used ({exc.strerror or exc})",
+            file,
+            field + ".path",
+            f"{path} cannot be used ({exc.strerror or exc})",
             "regenerate the manifest or fix the path",
         ) from None
     if kind == "dir" and not stat.S_ISDIR(mode):
@@ -161,7 +175,9 @@ def load(file: Path) -> Manifest:
     _check_keys(file, "", data, _TOP_KEYS)
     if data.get("schema") != SCHEMA:
         raise _fail(
-            file, "schema", f"is {data.get('schema')!r}",
+            file,
+            "schema",
+            f"is {data.get('schema')!r}",
             f"this triton-toolchain reads schema {SCHEMA}; upgrade it or regenerate the manifest",
         )
     if "components" not in data:

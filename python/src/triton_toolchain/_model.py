@@ -73,8 +73,7 @@ class Choice:
             "version": self.version,
             "source": str(self.source) if self.source else None,
             "rejected": [
-                {"path": r.path, "reason": r.reason, "source": str(r.source)}
-                for r in self.rejected
+                {"path": r.path, "reason": r.reason, "source": str(r.source)} for r in self.rejected
             ],
             "searched": list(self.searched),
             "notes": list(self.notes),
@@ -104,7 +103,9 @@ class Toolchain:
         except KeyError:
             from ._catalog import COMPONENT_NAMES
 
-            raise KeyError(f"unknown component {name!r}; known: {', '.join(COMPONENT_NAMES)}") from None
+            raise KeyError(
+                f"unknown component {name!r}; known: {', '.join(COMPONENT_NAMES)}"
+            ) from None
 
     def __iter__(self) -> Iterator[Choice]:
         return iter(self.choices.values())

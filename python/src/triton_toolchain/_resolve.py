@@ -12,12 +12,11 @@ Guarantees:
 
 from __future__ import annotations
 
-import os
-import shutil
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ._catalog import ARCH_RELEASES, SPECS_TUPLE, ComponentSpec
-from ._checks import split_search_path
 from ._errors import SettingError
 from ._host import Host
 from ._manifest import Manifest, find, load
@@ -34,16 +33,25 @@ def _locators() -> dict[str, Locator]:
 def _explicit_path(spec: ComponentSpec, value: str, host: Host) -> Path:
     """The path an explicit setting names. ``CC=gcc`` (a bare name) is looked up on the
     absolute entries of ``PATH``, as Triton does with ``shutil.which``."""
-    if spec.name == "cc" and os.sep not in value:
-        dirs, _ = split_search_path(host.environ.get("PATH", ""))
-        found = shutil.which(value, path=os.pathsep.join(map(str, dirs)))
-        if found is None:
-            raise SettingError(
-                f"CC={value!r}: no such program on the absolute entries of PATH; "
-                f"fix: {spec.fix}"
-            )
-        return Path(found)
-    return Path(value)
+    if spec.name != "cc":
+        return Path(value)
+    from ._compiler import compiler_from_setting
+
+    path, problem = compiler_from_setting(host, value)
+    if path is None:
+        raise SettingError(f"CC={value!r}: {problem}; fix: {spec.fix}")
+    return path
+
+
+def _python_headers_advice(host: Host) -> str:
+    from ._headers import python_headers_fix
+
+    return python_headers_fix(host)
+
+
+# Advice that depends on the host (the distribution's package name), added to a
+# missing component's notes.
+_HOST_ADVICE: dict[str, Callable[[Host], str]] = {"python-headers": _python_headers_advice}
 
 
 def _resolve_component(
@@ -72,10 +80,12 @@ def _resolve_component(
             rejected.append(Rejection(str(entry.path), verdict.problem, source))
         if manifest.strict:
             notes.append(f"the manifest {manifest.file} is strict: discovery is off")
-            return Choice(spec.name, rejected=tuple(rejected), searched=tuple(searched), notes=tuple(notes))
+            return Choice(
+                spec.name, rejected=tuple(rejected), searched=tuple(searched), notes=tuple(notes)
+            )
 
     check = locator.check
-    return search(
+    choice = search(
         spec.name,
         locator.steps,
         lambda p: check(host, p, Context(arch=arch)),
@@ -83,10 +93,15 @@ def _resolve_component(
         rejected=rejected,
         searched=searched,
     )
+    if choice.path is None and spec.name in _HOST_ADVICE:
+        return replace(choice, notes=(*choice.notes, _HOST_ADVICE[spec.name](host)))
+    return choice
 
 
 def _check_arch(arch: int | None) -> None:
-    if arch is not None and (not isinstance(arch, int) or isinstance(arch, bool) or arch not in ARCH_RELEASES):
+    if arch is not None and (
+        not isinstance(arch, int) or isinstance(arch, bool) or arch not in ARCH_RELEASES
+    ):
         known = ", ".join(str(a) for a in ARCH_RELEASES)
         raise SettingError(
             f"arch={arch!r} is not a known NVIDIA compute capability; give the number without "
@@ -138,7 +153,9 @@ def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
 def _notes(host: Host) -> tuple[str, ...]:
     """Facts about the settings worth a line in ``doctor``."""
     notes = []
-    if host.environ.get("TRITON_PTXAS_PATH") and not host.environ.get("TRITON_PTXAS_BLACKWELL_PATH"):
+    if host.environ.get("TRITON_PTXAS_PATH") and not host.environ.get(
+        "TRITON_PTXAS_BLACKWELL_PATH"
+    ):
         notes.append(
             "TRITON_PTXAS_PATH is set but TRITON_PTXAS_BLACKWELL_PATH is not: Triton 3.9 runs "
             "ptxas-blackwell for sm_90 and newer (older releases from sm_100), so set both to "

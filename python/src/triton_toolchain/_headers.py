@@ -1,0 +1,296 @@
+"""Locators of the header directories and ``libdevice``: ``python-headers``,
+``cuda-headers``, ``cuda-crt-headers``, ``libdevice``.
+
+Every check here reads files only: no process, no pyelftools.
+
+``python-headers``. Search order: ``host.python_include`` (``sysconfig``, Debian's
+``posix_local`` already mapped by ``_host``), then ``<sys.base_prefix>/include/pythonX.Y``
+(the base interpreter of a venv). Check: ``Python.h`` is there, and ``patchlevel.h``'s
+``PY_MAJOR_VERSION``/``PY_MINOR_VERSION`` are this interpreter's (a manifest written for
+another Python is rejected naming both); the version is ``PY_VERSION`` (``"3.12.3"``).
+When ``Python.h`` is missing the reason names it, the directory and the package that
+provides it on this distribution (``python_headers_fix``, from ``/etc/os-release``).
+
+``cuda-headers`` (a directory holding ``cuda.h``), ``cuda-crt-headers`` (one holding
+``crt/host_config.h``, optional) and ``libdevice`` (``libdevice.10.bc``). Search order
+(``_layouts``): Triton's bundled ``backends/nvidia/include`` (``lib`` for libdevice),
+pip wheels (``nvidia/cu13/include``, ``nvidia/cuda_runtime/include`` for ``cuda.h``,
+``nvidia/cuda_nvcc/include`` for ``crt/``, ``nvidia/*/nvvm/libdevice``), then
+``$CONDA_PREFIX``, ``$CUDA_HOME``, ``$CUDA_PATH``, ``/usr/local/cuda``, ``/opt/cuda*`` and
+``/usr/local/cuda-*`` (newest first), each as ``include`` and
+``targets/<x86_64-linux|sbsa-linux|...>/include`` (``nvvm/libdevice`` for libdevice).
+Checks: ``cuda.h`` defines ``CUDA_VERSION`` (``13000`` -> version ``"13.0"``; a recorded
+version is taken as is); ``crt/host_config.h`` exists; libdevice is a complete LLVM
+bitcode file (raw ``BC\\xc0\\xde`` or wrapped ``\\xde\\xc0\\x17\\x0b``, whose top-level
+blocks include a module and all end inside the file), so a directory, a truncated copy
+or another file is rejected.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+from ._checks import file_problem
+from ._host import Host
+from ._layouts import layout_steps
+from ._search import Candidate, Context, Locator, Step, Verdict, discovered
+
+# ---------------------------------------------------------------- python-headers
+
+# os-release ID (or an ID_LIKE word) -> (package providing Python.h, install command);
+# ``{M}``/``{m}`` are the interpreter's major/minor version.
+HEADER_PACKAGES: dict[str, tuple[str, str]] = {
+    "debian": ("python{M}.{m}-dev", "apt install {pkg}"),
+    "ubuntu": ("python{M}.{m}-dev", "apt install {pkg}"),
+    "fedora": ("python{M}.{m}-devel", "dnf install {pkg}"),
+    "rhel": ("python{M}.{m}-devel", "dnf install {pkg}"),
+    "centos": ("python{M}.{m}-devel", "dnf install {pkg}"),
+    "suse": ("python{M}{m}-devel", "zypper install {pkg}"),
+    "opensuse": ("python{M}{m}-devel", "zypper install {pkg}"),
+    "arch": ("python", "pacman -S {pkg}"),
+    "alpine": ("python3-dev", "apk add {pkg}"),
+}
+# Where the distribution's own interpreters live: only there does its package help.
+DISTRIBUTION_PREFIXES: tuple[Path, ...] = (Path("/usr"),)
+NIXOS_ADVICE = (
+    "on NixOS use a Python from nixpkgs (its headers are in the store) and let the "
+    "triton-toolchain wrapper or a manifest's python-headers point at "
+    "${{python3}}/include/python{M}.{m}"
+)
+
+_PY_DEFINE = re.compile(
+    r'^#define\s+(PY_MAJOR_VERSION|PY_MINOR_VERSION|PY_VERSION)\s+"?([\w.+]+)"?', re.M
+)
+
+
+def os_release(host: Host) -> dict[str, str]:
+    """``/etc/os-release`` (else ``/usr/lib/os-release``) under the root, as a dict."""
+    for name in ("/etc/os-release", "/usr/lib/os-release"):
+        try:
+            text = host.at(name).read_text(errors="replace")
+        except OSError:
+            continue
+        pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
+        return {k.strip(): v.strip().strip("\"'") for k, _, v in pairs}
+    return {}
+
+
+def _install_advice(host: Host) -> str:
+    major, minor = host.python_version
+    release = os_release(host)
+    ids = [release.get("ID", ""), *release.get("ID_LIKE", "").split()]
+    if "nixos" in ids:
+        return NIXOS_ADVICE.format(M=major, m=minor)
+    if host.base_prefix not in DISTRIBUTION_PREFIXES:
+        return (
+            f"this Python ({host.base_prefix}) is not the distribution's, so no system "
+            f"package helps: reinstall it with its headers, or point a manifest's "
+            f"python-headers at a directory holding Python.h for Python {major}.{minor}"
+        )
+    for distro in ids:
+        if distro in HEADER_PACKAGES:
+            template, command = HEADER_PACKAGES[distro]
+            pkg = template.format(M=major, m=minor)
+            return f"install {pkg} (`{command.format(pkg=pkg)}`)"
+    name = release.get("PRETTY_NAME", "this distribution")
+    return f"install the development package of Python {major}.{minor} on {name}"
+
+
+def python_headers_fix(host: Host) -> str:
+    """What to do when ``Python.h`` is missing, naming the directory and the package.
+
+    Example: ``Python.h for Python 3.12 is missing from /usr/include/python3.12: install
+    python3.12-dev (`apt install python3.12-dev`)``.
+    """
+    major, minor = host.python_version
+    return (
+        f"Python.h for Python {major}.{minor} is missing from {host.python_include}: "
+        f"{_install_advice(host)}"
+    )
+
+
+def sysconfig_include(host: Host) -> Iterator[Candidate]:
+    """``sysconfig``'s include directory (``host.python_include``)."""
+    yield discovered("sysconfig", host.python_include)
+
+
+def base_prefix_include(host: Host) -> Iterator[Candidate]:
+    """The base interpreter's ``include/pythonX.Y`` (a venv has no headers of its own)."""
+    major, minor = host.python_version
+    yield discovered("sys.base_prefix", host.base_prefix / "include" / f"python{major}.{minor}")
+
+
+def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
+    """``path`` holds ``Python.h`` for this interpreter's major.minor version."""
+    problem = file_problem(path, directory=True)
+    if problem:
+        return Verdict(problem=problem)
+    if not (path / "Python.h").is_file():
+        return Verdict(problem=f"Python.h is missing from {path}: {_install_advice(host)}")
+    try:
+        defines = dict(_PY_DEFINE.findall((path / "patchlevel.h").read_text(errors="replace")))
+    except OSError:
+        return Verdict(problem=f"has Python.h but no readable patchlevel.h in {path}")
+    found = (defines.get("PY_MAJOR_VERSION", "?"), defines.get("PY_MINOR_VERSION", "?"))
+    version = defines.get("PY_VERSION", ".".join(found))
+    want = tuple(str(v) for v in host.python_version)
+    if found != want:
+        return Verdict(
+            version,
+            f"headers are for Python {'.'.join(found)} ({version}), "
+            f"but this interpreter is Python {'.'.join(want)}",
+        )
+    recorded = ctx.recorded_version
+    if recorded is not None and tuple(recorded.split(".")[:2]) != want:
+        return Verdict(
+            version,
+            f"recorded for Python {recorded}, but this interpreter is Python {'.'.join(want)}",
+        )
+    return Verdict(version)
+
+
+# ---------------------------------------------------------------- cuda.h and crt/
+
+_CUDA_VERSION = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)", re.M)
+
+
+def cuda_h_version(cuda_h: Path) -> str | None:
+    """``"13.0"`` from ``#define CUDA_VERSION 13000`` in ``cuda_h``, else ``None``."""
+    try:
+        found = _CUDA_VERSION.search(cuda_h.read_bytes())
+    except OSError:
+        return None
+    if found is None:
+        return None
+    number = int(found.group(1))
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+def check_cuda_headers(host: Host, path: Path, ctx: Context) -> Verdict:
+    """``path`` is a directory whose ``cuda.h`` defines ``CUDA_VERSION``."""
+    del host
+    problem = file_problem(path, directory=True)
+    if problem:
+        return Verdict(problem=problem)
+    if not (path / "cuda.h").is_file():
+        return Verdict(problem="has no cuda.h")
+    version = ctx.recorded_version or cuda_h_version(path / "cuda.h")
+    if version is None:
+        return Verdict(problem="its cuda.h defines no CUDA_VERSION (not NVIDIA's cuda.h?)")
+    return Verdict(version)
+
+
+CRT_MARKER = "crt/host_config.h"
+
+
+def check_crt_headers(host: Host, path: Path, ctx: Context) -> Verdict:
+    """``path`` is a directory holding ``crt/host_config.h``."""
+    del host
+    problem = file_problem(path, directory=True)
+    if problem:
+        return Verdict(problem=problem)
+    if not (path / CRT_MARKER).is_file():
+        return Verdict(problem=f"has no {CRT_MARKER}")
+    return Verdict(ctx.recorded_version)
+
+
+# ---------------------------------------------------------------- libdevice
+
+LIBDEVICE = "libdevice.10.bc"
+BITCODE_MAGIC = b"BC\xc0\xde"
+WRAPPER_MAGIC = b"\xde\xc0\x17\x0b"
+MODULE_BLOCK_ID = 8  # LLVM's MODULE_BLOCK_ID
+_ENTER_SUBBLOCK = 1
+
+
+class _Bits:
+    """LLVM's bitstream: little-endian, least significant bit first."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+        self.end = len(data) * 8
+
+    def read(self, width: int) -> int:
+        start, self.pos = self.pos, self.pos + width
+        if self.pos > self.end:
+            raise EOFError
+        chunk = self.data[start // 8 : (self.pos + 7) // 8]
+        return (int.from_bytes(chunk, "little") >> (start % 8)) & ((1 << width) - 1)
+
+    def vbr(self, width: int) -> int:
+        value, shift, high = 0, 0, 1 << (width - 1)
+        while True:
+            piece = self.read(width)
+            value |= (piece & (high - 1)) << shift
+            shift += width - 1
+            if not piece & high:
+                return value
+
+
+def bitcode_problem(data: bytes) -> str | None:
+    """Why ``data`` is not a complete LLVM bitcode file, or ``None``.
+
+    Walks the top-level blocks (abbreviation width 2): each must be a sub-block that
+    ends inside the file, and one must be the module. Trailing zero padding is allowed.
+    """
+    if data[:4] == WRAPPER_MAGIC:
+        if len(data) < 20:
+            return "truncated bitcode wrapper header"
+        offset, size = struct.unpack_from("<II", data, 8)
+        if offset + size > len(data):
+            return (
+                f"truncated: the wrapper announces {offset + size} bytes, the file has {len(data)}"
+            )
+        data = data[offset : offset + size]
+    if data[:4] != BITCODE_MAGIC:
+        return "not LLVM bitcode (wrong magic bytes)"
+    bits = _Bits(data)
+    bits.pos = 32
+    blocks: list[int] = []
+    try:
+        while bits.end - bits.pos >= 32:
+            if bits.read(2) != _ENTER_SUBBLOCK:
+                break
+            blocks.append(bits.vbr(8))
+            bits.vbr(4)
+            bits.pos = (bits.pos + 31) // 32 * 32
+            length = bits.read(32) * 32
+            if bits.pos + length > bits.end:
+                return (
+                    f"truncated: a bitcode block runs past the end of the file ({len(data)} bytes)"
+                )
+            bits.pos += length
+    except EOFError:
+        return f"truncated: the bitcode ends inside a block header ({len(data)} bytes)"
+    if MODULE_BLOCK_ID not in blocks:
+        return "LLVM bitcode without a module"
+    return None
+
+
+def check_libdevice(host: Host, path: Path, ctx: Context) -> Verdict:
+    """``path`` is a complete LLVM bitcode file (``libdevice.10.bc``)."""
+    del host
+    problem = file_problem(path)
+    if problem:
+        return Verdict(problem=problem)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return Verdict(problem=f"cannot be read: {exc.strerror or exc}")
+    return Verdict(ctx.recorded_version, bitcode_problem(data))
+
+
+# ---------------------------------------------------------------- locators
+
+PYTHON_STEPS: tuple[Step, ...] = (sysconfig_include, base_prefix_include)
+
+LOCATORS: dict[str, Locator] = {
+    "python-headers": Locator(steps=PYTHON_STEPS, check=check_python_headers),
+    "cuda-headers": Locator(steps=layout_steps("include", ("",)), check=check_cuda_headers),
+    "cuda-crt-headers": Locator(steps=layout_steps("crt", ("",)), check=check_crt_headers),
+    "libdevice": Locator(steps=layout_steps("libdevice", (LIBDEVICE,)), check=check_libdevice),
+}
