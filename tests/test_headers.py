@@ -7,7 +7,16 @@ import struct
 from pathlib import Path
 
 import pytest
-from tool_fixtures import REAL_CUDA, fake_host, locate
+from tool_fixtures import (
+    REAL_CUDA,
+    REAL_LIBDEVICE,
+    cuda_include,
+    fake_host,
+    libdevice,
+    locate,
+    python_include,
+    write_os_release,
+)
 from triton_toolchain._headers import (
     LOCATORS,
     bitcode_problem,
@@ -21,45 +30,6 @@ from triton_toolchain._headers import (
 from triton_toolchain._host import Host
 from triton_toolchain._model import SourceKind
 from triton_toolchain._search import Context
-
-REAL_LIBDEVICE = REAL_CUDA / "nvvm/libdevice/libdevice.10.bc"
-
-
-def python_include(directory: Path, version: str = "3.11.7", *, python_h: bool = True) -> Path:
-    """An include directory with ``patchlevel.h`` (as CPython writes it) and ``Python.h``."""
-    major, minor, _ = version.split(".")
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "patchlevel.h").write_text(
-        f"#define PY_MAJOR_VERSION        {major}\n#define PY_MINOR_VERSION        {minor}\n"
-        f'#define PY_MICRO_VERSION        7\n#define PY_VERSION              "{version}"\n'
-    )
-    if python_h:
-        (directory / "Python.h").write_text('#include "patchlevel.h"\n')
-    return directory
-
-
-def write_os_release(root: Path, text: str) -> None:
-    (root / "etc").mkdir(parents=True, exist_ok=True)
-    (root / "etc/os-release").write_text(text)
-
-
-def cuda_include(directory: Path, version: int = 12080, *, crt: bool = False) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "cuda.h").write_text(
-        f"#ifndef __cuda_cuda_h__\n#define CUDA_VERSION {version}\n#endif\n"
-    )
-    if crt:
-        (directory / "crt").mkdir()
-        (directory / "crt/host_config.h").write_text("/* host_config */\n")
-    return directory
-
-
-def libdevice(directory: Path, data: bytes | None = None) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "libdevice.10.bc"
-    path.write_bytes(REAL_LIBDEVICE.read_bytes() if data is None else data)
-    return path
-
 
 # ------------------------------------------------------------------ python-headers
 

@@ -1,0 +1,154 @@
+"""The command line, run as a user runs it (``python -m triton_toolchain``) on this
+machine, with the driver given by Triton's own variable where a test needs one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from elf_fixtures import install_driver
+
+from triton_toolchain import resolve
+from triton_toolchain._catalog import COMPONENT_NAMES
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    return subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture
+def driver_env(tmp_path: Path) -> dict[str, str]:
+    """``TRITON_LIBCUDA_PATH`` naming a directory with a real x86-64 ``libcuda.so.1``."""
+    install_driver(tmp_path / "driver")
+    return {"TRITON_LIBCUDA_PATH": str(tmp_path / "driver")}
+
+
+def test_doctor_lists_every_component_and_exits_by_what_is_missing() -> None:
+    expected = resolve()
+    done = cli("doctor")
+    for name in COMPONENT_NAMES:
+        assert f"\n{name} " in done.stdout
+    assert done.returncode == (1 if expected.missing() else 0)
+    for choice in expected.missing():
+        assert f"{choice.component} not found" in done.stdout
+        assert "fix:" in done.stdout
+
+
+def test_doctor_is_ready_when_the_driver_is_given(driver_env: dict[str, str]) -> None:
+    done = cli("doctor", "--arch", "sm_90a", env=driver_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "target sm_90" in done.stdout
+    assert "env:TRITON_LIBCUDA_PATH" in done.stdout
+
+
+def test_doctor_for_compile_needs_no_driver() -> None:
+    tc = resolve()
+    done = cli("doctor", "--for", "compile")
+    assert done.returncode == (1 if tc.missing("compile") else 0)
+
+
+def test_doctor_json_is_the_resolution(driver_env: dict[str, str]) -> None:
+    done = cli("doctor", "--json", env=driver_env)
+    doc = json.loads(done.stdout)
+    assert list(doc["components"]) == list(COMPONENT_NAMES)
+    libcuda = doc["components"]["libcuda"]
+    assert libcuda["source"] == "env:TRITON_LIBCUDA_PATH"
+    assert libcuda["path"] == os.path.join(driver_env["TRITON_LIBCUDA_PATH"], "libcuda.so.1")
+
+
+def test_which_prints_the_path_or_explains(driver_env: dict[str, str]) -> None:
+    done = cli("which", "libdevice")
+    assert done.returncode == 0
+    assert done.stdout.strip() == resolve()["libdevice"].path
+    missing = cli("which", "libcuda", env={"TRITON_TOOLCHAIN_MANIFEST": ""})
+    if resolve()["libcuda"].path is None:
+        assert missing.returncode == 1
+        assert "libcuda not found" in missing.stderr and "fix:" in missing.stderr
+    assert cli("which", "libcuda", env=driver_env).returncode == 0
+
+
+def test_env_exports_for_sh_fish_and_json(driver_env: dict[str, str]) -> None:
+    sh = cli("env", env=driver_env)
+    assert sh.returncode == 0
+    script = sh.stdout + '\nprintf "%s" "$TRITON_LIBCUDA_PATH"'
+    shown = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, check=True)
+    assert shown.stdout == driver_env["TRITON_LIBCUDA_PATH"]
+    fish = cli("env", "--format", "fish", env=driver_env)
+    assert f"set -gx TRITON_LIBCUDA_PATH {driver_env['TRITON_LIBCUDA_PATH']};" in fish.stdout
+    doc = json.loads(cli("env", "--format", "json", env=driver_env).stdout)
+    assert doc["TRITON_LIBCUDA_PATH"] == driver_env["TRITON_LIBCUDA_PATH"]
+    assert doc["TRITON_LIBDEVICE_PATH"] == resolve()["libdevice"].path
+
+
+def test_lock_writes_a_manifest_that_resolves_without_processes(
+    tmp_path: Path, driver_env: dict[str, str]
+) -> None:
+    out = tmp_path / "m.json"
+    done = cli("lock", "-o", str(out), env=driver_env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == 1
+    assert doc["driver_dirs"] == [driver_env["TRITON_LIBCUDA_PATH"]]
+    assert "libcuda" not in doc["components"]
+
+    probe = (
+        "import sys, json\n"
+        "spawned = []\n"
+        "sys.addaudithook(lambda e, a: spawned.append(a) if e == 'subprocess.Popen' else None)\n"
+        "import triton_toolchain\n"
+        "tc = triton_toolchain.resolve()\n"
+        "print(json.dumps({'spawned': len(spawned), 'elftools': 'elftools' in sys.modules,\n"
+        "  'sources': sorted({str(c.source).split(':')[0] for c in tc if c.path})}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    run = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, "TRITON_TOOLCHAIN_MANIFEST": str(out)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seen = json.loads(run.stdout)
+    assert seen == {"spawned": 0, "elftools": False, "sources": ["manifest"]}
+
+
+def test_lock_never_overwrites_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "mine.json"
+    out.write_text("my own notes\n")
+    done = cli("lock", "-o", str(out))
+    assert done.returncode == 2
+    assert "not overwriting" in done.stderr and "--force" in done.stderr
+    assert out.read_text() == "my own notes\n"
+    assert cli("lock", "-o", str(out), "--force").returncode in (0, 1)
+    assert json.loads(out.read_text())["schema"] == 1
+
+
+def test_bad_manifest_variable_is_exit_2_with_the_fix(tmp_path: Path) -> None:
+    done = cli("doctor", env={"TRITON_TOOLCHAIN_MANIFEST": str(tmp_path / "none.json")})
+    assert done.returncode == 2
+    assert "TRITON_TOOLCHAIN_MANIFEST" in done.stderr and "lock" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bad_setting_is_exit_2_without_traceback() -> None:
+    done = cli("doctor", env={"TRITON_PTXAS_PATH": "relative/ptxas"})
+    assert done.returncode == 2
+    assert "TRITON_PTXAS_PATH" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bad_architecture_argument_is_refused() -> None:
+    done = cli("doctor", "--arch", "hopper")
+    assert done.returncode == 2
+    assert "not an architecture" in done.stderr
