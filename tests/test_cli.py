@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import install_driver
-
 from triton_toolchain import resolve
 from triton_toolchain._catalog import COMPONENT_NAMES
 

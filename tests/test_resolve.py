@@ -17,7 +17,6 @@ from tool_fixtures import (
     libdevice,
     python_include,
 )
-
 from triton_toolchain import (
     ManifestError,
     MissingComponentError,
