@@ -1,0 +1,178 @@
+"""The dynamic linker's cache, ``/etc/ld.so.cache``, read directly: no ``ldconfig``
+binary (NixOS has none, triton-lang/triton#2878) and no process.
+
+Both formats glibc writes are read (the layout is glibc's ``dl-cache.h``):
+
+- the new format, ``"glibc-ld.so.cache1.1"`` (glibc 2.32 and newer write only this);
+- the old format, ``"ld.so-1.7.0"``, alone (``ldconfig -c old``) or with the new format
+  appended after its entries (``ldconfig -c compat``); then the new part is read, as
+  ``ld.so`` does, since it is the complete one.
+
+Guarantees: pure Python (``struct``), one read of the file; a missing, empty, truncated
+or malformed cache gives a problem string, never an exception; entries keep the cache's
+order (the order in which ``ld.so`` tries them); each entry's architecture comes from its
+flags, e.g. ``0x0303`` is ``"libc6,x86-64"``.
+
+Example::
+
+    cache = read_ld_cache(Path("/etc/ld.so.cache"))
+    [e.path for e in cache.entries if e.name == "libcuda.so.1"]
+    # ['/usr/lib/x86_64-linux-gnu/libcuda.so.1', '/usr/lib/i386-linux-gnu/libcuda.so.1']
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+OLD_MAGIC = b"ld.so-1.7.0"
+NEW_MAGIC = b"glibc-ld.so.cache1.1"
+
+# glibc sysdeps/generic/ldconfig.h
+FLAG_TYPE_MASK = 0x00FF
+FLAG_REQUIRED_MASK = 0xFF00
+FLAG_ELF_LIBC6 = 0x0003
+TYPE_NAMES: dict[int, str] = {0x0000: "libc4", 0x0001: "ELF", 0x0002: "libc5", 0x0003: "libc6"}
+ARCH_NAMES: dict[int, str] = {
+    0x0000: "",  # the machine's default ABI: i386 on x86, 32-bit ARM soft-float...
+    0x0100: "64bit (SPARC)",
+    0x0200: "IA-64",
+    0x0300: "x86-64",
+    0x0400: "64bit (s390)",
+    0x0500: "64bit (POWER)",
+    0x0600: "N32",
+    0x0700: "64bit (MIPS)",
+    0x0800: "x32",
+    0x0900: "hard-float",
+    0x0A00: "AArch64",
+    0x0B00: "soft-float",
+    0x0C00: "nan2008",
+    0x0D00: "N32,nan2008",
+    0x0E00: "64bit,nan2008",
+    0x0F00: "soft-float (RISC-V)",
+    0x1000: "double-float",
+}
+
+# The flags ``ld.so`` of an interpreter architecture (``Host.machine``) accepts.
+MACHINE_FLAGS: dict[str, int] = {
+    "x86_64": FLAG_ELF_LIBC6 | 0x0300,
+    "i686": FLAG_ELF_LIBC6,
+    "aarch64": FLAG_ELF_LIBC6 | 0x0A00,
+    "ppc64le": FLAG_ELF_LIBC6 | 0x0500,
+}
+
+_OLD_HEADER = struct.Struct("<11sxI")  # char magic[11], (padding), unsigned nlibs
+_OLD_ENTRY_SIZE = 12  # int flags; unsigned key, value
+# magic[17] version[3] nlibs len_strings flags(uint8) pad[3] extension_offset unused[3]
+_NEW_HEADER_SIZE = 48
+_NEW_ENTRY_SIZE = 24  # int32 flags; uint32 key, value, osversion; uint64 hwcap
+_ALIGN = 8  # __alignof__ (struct cache_file_new)
+_ENDIAN_BIG = 3  # cache_file_new.flags: 2 little-endian, 3 big-endian, 0 unknown
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One library in the cache: ``name`` (the SONAME, ``"libcuda.so.1"``), ``path`` (as
+    the cache gives it, absolute), ``flags`` (``0x0303``) and ``hwcap`` (glibc-hwcaps)."""
+
+    name: str
+    path: str
+    flags: int
+    hwcap: int = 0
+
+    @property
+    def arch(self) -> str:
+        """``"libc6,x86-64"``, ``"libc6"`` (i386 on x86), ``"libc6,AArch64"``."""
+        kind = TYPE_NAMES.get(self.flags & FLAG_TYPE_MASK, "unknown")
+        required = self.flags & FLAG_REQUIRED_MASK
+        extra = ARCH_NAMES.get(required, f"{required:#06x}")
+        return f"{kind},{extra}" if extra else kind
+
+    def matches(self, machine: str) -> bool | None:
+        """Whether ``ld.so`` for ``machine`` (``Host.machine``) would use this entry;
+        ``None`` when the machine is not in ``MACHINE_FLAGS``."""
+        want = MACHINE_FLAGS.get(machine)
+        return None if want is None else self.flags == want
+
+
+@dataclass(frozen=True)
+class LdCache:
+    """A parsed cache: ``format`` is ``"new"``, ``"old"`` or ``"compat"`` (old with new
+    appended)."""
+
+    path: Path
+    format: str
+    entries: tuple[CacheEntry, ...]
+
+    def named(self, name: str) -> tuple[CacheEntry, ...]:
+        """Entries whose SONAME is ``name``, in cache order."""
+        return tuple(e for e in self.entries if e.name == name)
+
+
+def _string(data: bytes, offset: int) -> str:
+    end = data.index(b"\0", offset)  # ValueError when unterminated
+    return data[offset:end].decode("utf-8", "surrogateescape")
+
+
+def _parse_new(data: bytes, start: int) -> list[CacheEntry]:
+    header = data[start : start + _NEW_HEADER_SIZE]
+    if len(header) < _NEW_HEADER_SIZE:
+        raise ValueError("new-format header is truncated")
+    order = ">" if header[28] == _ENDIAN_BIG else "<"
+    nlibs, len_strings = struct.unpack_from(order + "II", header, 20)
+    table_end = start + _NEW_HEADER_SIZE + nlibs * _NEW_ENTRY_SIZE
+    if table_end > len(data):
+        raise ValueError(f"{nlibs} entries announced, the file ends inside the table")
+    if table_end + len_strings > len(data):
+        raise ValueError("string table is truncated")
+    entries = []
+    for flags, key, value, _osversion, hwcap in struct.iter_unpack(
+        order + "iIIIQ", data[start + _NEW_HEADER_SIZE : table_end]
+    ):
+        # String indices count from the start of the new header.
+        entries.append(
+            CacheEntry(_string(data, start + key), _string(data, start + value), flags, hwcap)
+        )
+    return entries
+
+
+def parse_ld_cache(data: bytes, path: Path = Path("/etc/ld.so.cache")) -> LdCache | str:
+    """Parse the bytes of a cache; see ``read_ld_cache``."""
+    try:
+        if data.startswith(NEW_MAGIC):
+            return LdCache(path, "new", tuple(_parse_new(data, 0)))
+        if not data.startswith(OLD_MAGIC):
+            return f"{path} is not a linker cache (starts with {data[:20]!r})"
+        if len(data) < _OLD_HEADER.size:
+            raise ValueError("old-format header is truncated")
+        _, nlibs = _OLD_HEADER.unpack_from(data)
+        table_end = _OLD_HEADER.size + nlibs * _OLD_ENTRY_SIZE
+        if table_end > len(data):
+            raise ValueError(f"{nlibs} entries announced, the file ends inside the table")
+        new_start = -(-table_end // _ALIGN) * _ALIGN
+        if data.startswith(NEW_MAGIC, new_start):
+            return LdCache(path, "compat", tuple(_parse_new(data, new_start)))
+        entries = [
+            # Old-format indices count from the end of the entry table.
+            CacheEntry(_string(data, table_end + key), _string(data, table_end + value), flags)
+            for flags, key, value in struct.iter_unpack("<iII", data[_OLD_HEADER.size : table_end])
+        ]
+        return LdCache(path, "old", tuple(entries))
+    except (ValueError, IndexError, struct.error) as exc:
+        return f"{path} is a damaged linker cache: {exc}"
+
+
+def read_ld_cache(path: Path) -> LdCache | str | None:
+    """The cache at ``path``; ``None`` when there is none (NixOS); a problem string when
+    it cannot be read or is malformed, e.g. ``"/etc/ld.so.cache is a damaged linker
+    cache: string table is truncated"``."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path} cannot be read: {exc.strerror or exc}"
+    if not data:
+        return f"{path} is empty"
+    return parse_ld_cache(data, path)

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from elf_fixtures import built
+from triton_toolchain._elf import ElfInfo, machine_problem, read_elf
+from triton_toolchain._host import Host
+
+SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
+
+
+def test_reads_x86_64_driver_stand_in() -> None:
+    info = read_elf(built("x86_64"))
+    assert isinstance(info, ElfInfo)
+    assert (info.elf_class, info.machine, info.osabi) == (64, "EM_X86_64", "ELFOSABI_SYSV")
+    assert info.soname == "libcuda.so.1"
+    assert "libm.so.6" in info.needed
+    assert info.describe == "ELF64 x86-64"
+    assert machine_problem(info, Host(machine="x86_64")) is None
+
+
+def test_reads_i386_driver_stand_in_and_names_the_mismatch() -> None:
+    info = read_elf(built("i386"))
+    assert isinstance(info, ElfInfo)
+    assert (info.elf_class, info.machine, info.soname) == (32, "EM_386", "libcuda.so.1")
+    assert machine_problem(info, Host(machine="x86_64")) == "ELF32 i386, this Python is x86-64"
+    assert machine_problem(info, Host(machine="i686")) is None
+
+
+def test_machine_problem_wording() -> None:
+    x64 = ElfInfo(64, "EM_X86_64", "ELFOSABI_SYSV")
+    x32 = ElfInfo(32, "EM_X86_64", "ELFOSABI_SYSV")
+    arm = ElfInfo(64, "EM_AARCH64", "ELFOSABI_SYSV")
+    assert machine_problem(x64, Host(machine="i686")) == "ELF64 x86-64, this Python is i386"
+    assert machine_problem(x32, Host(machine="x86_64")) == (
+        "ELF32 x86-64, this Python is ELF64 x86-64"
+    )
+    assert machine_problem(arm, Host(machine="x86_64")) == "ELF64 AArch64, this Python is x86-64"
+    assert machine_problem(x64, Host(machine="aarch64")) == "ELF64 x86-64, this Python is AArch64"
+
+
+def test_not_elf(tmp_path: Path) -> None:
+    script = tmp_path / "libcuda.so.1"
+    script.write_text("#!/bin/sh\necho hi\n")
+    assert read_elf(script) == "not an ELF file (starts with b'#!/b')"
+    empty = tmp_path / "empty.so"
+    empty.write_bytes(b"")
+    assert read_elf(empty) == "is an empty file"
+
+
+@pytest.mark.parametrize("size", [4, 30, 64, 1000, 4000])
+def test_truncated(tmp_path: Path, size: int) -> None:
+    lib = tmp_path / "libcuda.so.1"
+    lib.write_bytes(built("x86_64").read_bytes()[:size])
+    problem = read_elf(lib)
+    assert isinstance(problem, str)
+    assert problem.startswith("truncated or malformed ELF file")
+
+
+def test_directory_loop_missing_and_dangling(tmp_path: Path) -> None:
+    (tmp_path / "dir.so.1").mkdir()
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    assert read_elf(tmp_path / "dir.so.1") == "is a directory, not a library"
+    assert read_elf(tmp_path / "a") == "is a symlink loop"
+    assert read_elf(tmp_path / "missing") == "does not exist"
+    assert read_elf(tmp_path / "dangling") == "is a dangling symlink"
+
+
+def test_importing_does_not_import_elftools() -> None:
+    code = "import sys, triton_toolchain._elf; print('elftools' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={"PYTHONPATH": SRC}, capture_output=True, text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "False"
