@@ -1,0 +1,24 @@
+# For users without flakes: the flake's outputs for one system, with the nixpkgs
+# that flake.lock pins (fetched by its NAR hash), through the same nix/ files.
+#   nix-build -A python        nix-build -A manifest        nix-build -A default
+{
+  system ? builtins.currentSystem,
+  nixpkgs ? fetchTarball (
+    (import ./nix/lock.nix).lockedTarball (builtins.fromJSON (builtins.readFile ./flake.lock)) "nixpkgs"
+  ),
+}:
+let
+  toolchainLib = import ./nix/lib.nix { lib = import (nixpkgs.outPath or nixpkgs + "/lib"); };
+  overlay = import ./nix/overlay.nix { inherit toolchainLib; };
+  pkgs = import ./nix/nixpkgs.nix {
+    inherit nixpkgs system;
+    overlays = [ overlay ];
+  };
+  outputs = import ./nix/outputs.nix { inherit pkgs toolchainLib; };
+in
+outputs.packages
+// {
+  inherit (outputs) apps checks devShells;
+  inherit overlay pkgs;
+  lib = toolchainLib;
+}

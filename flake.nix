@@ -1,0 +1,42 @@
+{
+  description = "triton-toolchain: tells Triton where its run-time toolchain is";
+
+  inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-unstable";
+
+  outputs =
+    { self, nixpkgs }:
+    let
+      systems = [
+        "x86_64-linux"
+        "aarch64-linux"
+      ];
+      forAllSystems = f: nixpkgs.lib.genAttrs systems (system: f (self.legacyPackages.${system}));
+      perSystem = forAllSystems (
+        pkgs:
+        import ./nix/outputs.nix {
+          inherit pkgs;
+          toolchainLib = self.lib;
+        }
+      );
+    in
+    {
+      lib = import ./nix/lib.nix { inherit (nixpkgs) lib; };
+
+      overlays.default = import ./nix/overlay.nix { toolchainLib = self.lib; };
+
+      # The flake's own package set: CUDA on, CUDA's licences accepted, the overlay applied.
+      legacyPackages = nixpkgs.lib.genAttrs systems (
+        system:
+        import ./nix/nixpkgs.nix {
+          inherit nixpkgs system;
+          overlays = [ self.overlays.default ];
+        }
+      );
+
+      packages = nixpkgs.lib.mapAttrs (_: o: o.packages) perSystem;
+      apps = nixpkgs.lib.mapAttrs (_: o: o.apps) perSystem;
+      devShells = nixpkgs.lib.mapAttrs (_: o: o.devShells) perSystem;
+      checks = nixpkgs.lib.mapAttrs (_: o: o.checks) perSystem;
+      formatter = nixpkgs.lib.mapAttrs (_: o: o.formatter) perSystem;
+    };
+}

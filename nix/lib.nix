@@ -1,0 +1,15 @@
+# The flake's `lib`: make a toolchain manifest and wrap programs with it.
+# Pure functions take plain attribute sets; the others take a package set `pkgs`.
+{ lib }:
+let
+  manifest = import ./manifest.nix { inherit lib; };
+  wrap = import ./wrap.nix {
+    inherit lib;
+    manifestLib = manifest;
+  };
+in
+{
+  inherit (manifest) manifestFromPackages mkManifest writeManifest;
+  inherit (wrap) manifestEnv wrapperFlags wrapWithToolchain;
+  inherit (import ./lock.nix) lockedTarball;
+}

@@ -1,0 +1,38 @@
+# The shim, as a Python package. With a manifest it carries it as
+# triton_toolchain/manifest.json, the first place the shim looks after
+# TRITON_TOOLCHAIN_MANIFEST (docs/manifest.md), so no wrapper is needed.
+{
+  lib,
+  buildPythonPackage,
+  hatchling,
+  pyelftools,
+  python,
+  manifest ? null,
+}:
+let
+  pyproject = lib.importTOML ../python/pyproject.toml;
+in
+buildPythonPackage {
+  pname = "triton-toolchain";
+  inherit (pyproject.project) version;
+  pyproject = true;
+
+  src = ../python;
+
+  build-system = [ hatchling ];
+  dependencies = [ pyelftools ];
+
+  postInstall = lib.optionalString (manifest != null) ''
+    install -Dm644 ${manifest} "$out/${python.sitePackages}/triton_toolchain/manifest.json"
+  '';
+
+  pythonImportsCheck = [ "triton_toolchain" ];
+
+  passthru = { inherit manifest; };
+
+  meta = {
+    description = "Tells Triton where its run-time toolchain is";
+    license = lib.licenses.mit;
+    mainProgram = "triton-toolchain";
+  };
+}

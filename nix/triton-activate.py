@@ -1,0 +1,17 @@
+
+
+# --- added by the triton-toolchain Nix overlay (nix/triton-activate.py) ---
+# Triton still guesses its run-time toolchain (ldconfig, gcc on PATH, bundled
+# ptxas). The overlay makes Triton depend on the triton-toolchain shim, whose
+# package carries the manifest of the pinned toolchain, and appends this to
+# triton/__init__.py so that importing Triton applies it. The shim's own .pth
+# hook does the same, but only in site directories: not where Triton is found
+# through PYTHONPATH alone (nix-shell, nix develop, other packages' checks).
+# activate() is idempotent and never overrides what the user set explicitly.
+try:
+    import triton_toolchain as _triton_toolchain
+except ImportError:  # the shim was left out of this environment on purpose
+    pass
+else:
+    _triton_toolchain.activate()
+    del _triton_toolchain

@@ -1,0 +1,134 @@
+# Running a program with the toolchain: the manifest and Triton's own variables
+# exported, each only where the user has not set it (makeWrapper --set-default).
+{ lib, manifestLib }:
+rec {
+  # Component → the variable Triton reads. No TRITON_LIBCUDA_PATH: the manifest's
+  # libcuda-link is a link stub, and the shim picks the run-time driver itself.
+  tritonVariables = {
+    ptxas = "TRITON_PTXAS_PATH";
+    ptxas-blackwell = "TRITON_PTXAS_BLACKWELL_PATH";
+    cuobjdump = "TRITON_CUOBJDUMP_PATH";
+    nvdisasm = "TRITON_NVDISASM_PATH";
+    libdevice = "TRITON_LIBDEVICE_PATH";
+    cuda-headers = "TRITON_CUDART_PATH";
+    cuda-crt-headers = "TRITON_CUDACRT_PATH";
+    cc = "CC";
+  };
+
+  /**
+    The environment a wrapper exports for a manifest written at `manifestFile`.
+
+    # Type
+
+    ```
+    manifestEnv :: String -> AttrSet -> AttrSet
+    ```
+
+    # Example
+
+    ```nix
+    manifestEnv "/nix/store/...-triton-toolchain-manifest.json" {
+      components.ptxas.path = "/nix/store/...-cuda_nvcc/bin/ptxas";
+    }
+    => {
+      TRITON_TOOLCHAIN_MANIFEST = "/nix/store/...-triton-toolchain-manifest.json";
+      TRITON_PTXAS_PATH = "/nix/store/...-cuda_nvcc/bin/ptxas";
+    }
+    ```
+  */
+  manifestEnv =
+    manifestFile: manifest:
+    let
+      given = builtins.filter (c: manifest.components ? ${c}) (builtins.attrNames tritonVariables);
+    in
+    builtins.listToAttrs (
+      map (c: {
+        name = tritonVariables.${c};
+        value = manifest.components.${c}.path;
+      }) given
+    )
+    // {
+      TRITON_TOOLCHAIN_MANIFEST = "${manifestFile}";
+    };
+
+  /**
+    makeWrapper flags that export each variable unless it is already set.
+
+    # Type
+
+    ```
+    wrapperFlags :: AttrSet -> [ String ]
+    ```
+
+    # Example
+
+    ```nix
+    wrapperFlags { CC = "/nix/store/...-gcc-wrapper/bin/cc"; }
+    => [ "--set-default" "CC" "/nix/store/...-gcc-wrapper/bin/cc" ]
+    ```
+  */
+  wrapperFlags =
+    env:
+    builtins.concatMap (name: [
+      "--set-default"
+      name
+      env.${name}
+    ]) (builtins.attrNames env);
+
+  /**
+    Wrap a program so that it runs with the toolchain of `pkgs` (or of the
+    manifest given): `$out/bin/<name>`.
+
+    # Type
+
+    ```
+    wrapWithToolchain :: AttrSet -> {
+      program :: String;
+      name :: String ? baseNameOf program;  # without its store context
+      manifest :: AttrSet ? manifestFromPackages { ... of pkgs };
+      extraFlags :: [ String ] ? [ ];
+    } -> Derivation
+    ```
+
+    # Example
+
+    ```nix
+    wrapWithToolchain pkgs { program = lib.getExe' env "python3"; }
+    => «derivation /nix/store/...-python3-with-triton-toolchain.drv»
+    ```
+  */
+  wrapWithToolchain =
+    pkgs:
+    {
+      program,
+      name ? builtins.unsafeDiscardStringContext (baseNameOf program),
+      manifest ? null,
+      extraFlags ? [ ],
+    }:
+    let
+      attrs =
+        if manifest != null then
+          manifest
+        else
+          manifestLib.manifestFromPackages {
+            inherit (pkgs) cudaPackages;
+            python = pkgs.python3;
+            cc = pkgs.stdenv.cc;
+            inherit (pkgs.addDriverRunpath) driverLink;
+          };
+      manifestFile = manifestLib.writeManifest pkgs attrs;
+      flags = wrapperFlags (manifestEnv manifestFile attrs) ++ extraFlags;
+    in
+    pkgs.runCommand "${name}-with-triton-toolchain"
+      {
+        nativeBuildInputs = [ pkgs.makeWrapper ];
+        passthru = {
+          manifest = attrs;
+          inherit manifestFile;
+        };
+        meta.mainProgram = name;
+      }
+      ''
+        makeWrapper ${lib.escapeShellArg program} "$out/bin/${name}" ${lib.escapeShellArgs flags}
+      '';
+}

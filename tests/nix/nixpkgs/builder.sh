@@ -1,0 +1,22 @@
+# Generic builder of the stand-in stdenv (tests only; the sandbox is off, so
+# the host's /usr/bin tools are used). Inputs' bin/ go on PATH and their
+# nix-support/setup-hook is sourced; then buildCommand, or installPhase and
+# postInstall, run.
+set -eu
+PATH=/usr/bin:/bin
+for p in ${nativeBuildInputs:-} ${buildInputs:-}; do
+  if [ -d "$p/bin" ]; then PATH="$p/bin:$PATH"; fi
+  if [ -f "$p/nix-support/setup-hook" ]; then . "$p/nix-support/setup-hook"; fi
+done
+export PATH
+if [ -n "${buildCommand:-}" ]; then
+  eval "$buildCommand"
+else
+  eval "${installPhase:-mkdir -p \"\$out\"}"
+  eval "${postInstall:-}"
+  eval "${installCheck:-}"
+fi
+if [ -n "${propagatedBuildInputs:-}" ]; then
+  mkdir -p "$out/nix-support"
+  echo "$propagatedBuildInputs" > "$out/nix-support/propagated-build-inputs"
+fi

@@ -1,0 +1,141 @@
+# Unit tests of the pure Nix functions. Evaluates to the list of failures:
+#   nix-instantiate --eval --strict --json tests/nix/unit.nix   => []
+let
+  lib = import ./nixpkgs/lib;
+  tt = import ../../nix/lib.nix { inherit lib; };
+  config = import ../../nix/config.nix { inherit lib; };
+  fake = name: outputs: {
+    type = "derivation";
+    outPath = "/nix/store/${name}";
+  } // builtins.mapAttrs (o: _: { outPath = "/nix/store/${name}-${o}"; type = "derivation"; }) outputs;
+  cudaPackages = {
+    cudaMajorMinorVersion = "12.8";
+    cuda_nvcc = fake "nvcc" { };
+    cuda_cudart = fake "cudart" {
+      include = 1;
+      stubs = 1;
+    };
+    cuda_cuobjdump = fake "cuobjdump" { };
+    cuda_nvdisasm = fake "nvdisasm" { };
+    cuda_crt = fake "crt" { };
+  };
+  args = {
+    inherit cudaPackages;
+    python = fake "python" { } // { pythonVersion = "3.12"; };
+    cc = fake "cc" { };
+    driverLink = "/run/opengl-driver";
+  };
+  manifest = tt.manifestFromPackages args;
+  cuda13 = tt.manifestFromPackages (args // { cudaPackages = cudaPackages // { cudaMajorMinorVersion = "13.0"; }; });
+  env = tt.manifestEnv "/nix/store/m.json" manifest;
+  tests = {
+    manifestShape = {
+      expr = { inherit (manifest) schema strict driver_dirs generator; };
+      expected = {
+        schema = 1;
+        strict = false;
+        driver_dirs = [ "/run/opengl-driver/lib" ];
+        generator = "triton-toolchain flake (nix)";
+      };
+    };
+    manifestPaths = {
+      expr = manifest.components;
+      expected = {
+        ptxas = { path = "/nix/store/nvcc/bin/ptxas"; version = "12.8"; };
+        ptxas-blackwell = { path = "/nix/store/nvcc/bin/ptxas"; version = "12.8"; };
+        cuobjdump = { path = "/nix/store/cuobjdump/bin/cuobjdump"; version = "12.8"; };
+        nvdisasm = { path = "/nix/store/nvdisasm/bin/nvdisasm"; version = "12.8"; };
+        cc.path = "/nix/store/cc/bin/cc";
+        python-headers.path = "/nix/store/python/include/python3.12";
+        cuda-headers.path = "/nix/store/cudart-include/include";
+        cuda-crt-headers.path = "/nix/store/nvcc/include";
+        libdevice.path = "/nix/store/nvcc/nvvm/libdevice/libdevice.10.bc";
+        libcuda-link.path = "/nix/store/cudart-stubs/lib/stubs";
+      };
+    };
+    crtFromCudaCrtSince13 = {
+      expr = cuda13.components.cuda-crt-headers.path;
+      expected = "/nix/store/crt/include";
+    };
+    versionFromPackageWithoutMajorMinor = {
+      expr =
+        (tt.manifestFromPackages (
+          args
+          // {
+            cudaPackages = removeAttrs cudaPackages [ "cudaMajorMinorVersion" ] // {
+              cuda_nvcc = fake "nvcc" { } // { version = "12.6.85"; };
+            };
+          }
+        )).components.ptxas.version;
+      expected = "12.6";
+    };
+    strictPassedThrough = {
+      expr = (tt.manifestFromPackages (args // { strict = true; })).strict;
+      expected = true;
+    };
+    envVariables = {
+      expr = env;
+      expected = {
+        TRITON_TOOLCHAIN_MANIFEST = "/nix/store/m.json";
+        TRITON_PTXAS_PATH = "/nix/store/nvcc/bin/ptxas";
+        TRITON_PTXAS_BLACKWELL_PATH = "/nix/store/nvcc/bin/ptxas";
+        TRITON_CUOBJDUMP_PATH = "/nix/store/cuobjdump/bin/cuobjdump";
+        TRITON_NVDISASM_PATH = "/nix/store/nvdisasm/bin/nvdisasm";
+        TRITON_LIBDEVICE_PATH = "/nix/store/nvcc/nvvm/libdevice/libdevice.10.bc";
+        TRITON_CUDART_PATH = "/nix/store/cudart-include/include";
+        TRITON_CUDACRT_PATH = "/nix/store/nvcc/include";
+        CC = "/nix/store/cc/bin/cc";
+      };
+    };
+    envOnlyGivenComponents = {
+      expr = tt.manifestEnv "/m.json" { components.cc.path = "/cc"; };
+      expected = {
+        TRITON_TOOLCHAIN_MANIFEST = "/m.json";
+        CC = "/cc";
+      };
+    };
+    wrapperFlagsSetDefault = {
+      expr = tt.wrapperFlags {
+        CC = "/cc";
+        TRITON_PTXAS_PATH = "/p";
+      };
+      expected = [
+        "--set-default"
+        "CC"
+        "/cc"
+        "--set-default"
+        "TRITON_PTXAS_PATH"
+        "/p"
+      ];
+    };
+    lockedTarball = {
+      expr = tt.lockedTarball (builtins.fromJSON (builtins.readFile ../../flake.lock)) "nixpkgs";
+      expected = {
+        url = "https://github.com/NixOS/nixpkgs/archive/6201e203d09599479a3b3450ed24fa81537ebc4e.tar.gz";
+        sha256 = "sha256-ZojAnPuCdy657PbTq5V0Y+AHKhZAIwSIT2cb8UgAz/U=";
+      };
+    };
+    unfreeCudaAccepted = {
+      expr = map config.allowUnfreePredicate [
+        { meta.license = lib.licenses.nvidiaCudaRedist; }
+        { meta.license = [ lib.licenses.nvidiaCuda lib.licenses.mit ]; }
+        { meta.license = lib.licenses.cudnnStandIn; }
+        { meta.license = [ lib.licenses.nvidiaCuda lib.licenses.cudnnStandIn ]; }
+      ];
+      expected = [ true true false false ];
+    };
+    cudaOn = {
+      expr = config.cudaSupport;
+      expected = true;
+    };
+  };
+in
+builtins.filter (t: t != null) (
+  map (
+    name:
+    let
+      t = tests.${name};
+    in
+    if t.expr == t.expected then null else { inherit name; inherit (t) expr expected; }
+  ) (builtins.attrNames tests)
+)
