@@ -151,3 +151,30 @@ def test_bad_architecture_argument_is_refused() -> None:
     done = cli("doctor", "--arch", "hopper")
     assert done.returncode == 2
     assert "not an architecture" in done.stderr
+
+
+def test_check_manifest_judges_each_entry(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    assert cli("lock", "-o", str(good)).returncode in (0, 1)
+    done = cli("check-manifest", str(good))
+    assert done.returncode == 0, done.stdout
+    assert "ok       ptxas" in done.stdout and "schema 1" in done.stdout
+
+    other_python = tmp_path / "py312"
+    other_python.mkdir()
+    (other_python / "Python.h").write_text("")
+    (other_python / "patchlevel.h").write_text(
+        '#define PY_MAJOR_VERSION 3\n#define PY_MINOR_VERSION 12\n#define PY_VERSION "3.12.1"\n'
+    )
+    doc = json.loads(good.read_text())
+    doc["components"]["python-headers"] = {"path": str(other_python)}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    done = cli("check-manifest", str(bad))
+    assert done.returncode == 1
+    assert "REJECTED python-headers" in done.stdout and "3.12" in done.stdout
+
+    bad.write_text('{"schema": 1, "components": {"ptxas": {"path": "ptxas"}}}')
+    done = cli("check-manifest", str(bad))
+    assert done.returncode == 2
+    assert "components.ptxas.path" in done.stderr

@@ -374,7 +374,10 @@ def test_manifest_link_dir_is_taken(tmp_path: Path) -> None:
     stubs = install_stub(tmp_path / "nix/store/x-cuda_cudart-stubs/lib/stubs").parent
 
     libcuda, link = resolve_driver(
-        fake_host(tmp_path), explicit=None, manifest_dirs=(lib.parent,), manifest_link=stubs,
+        fake_host(tmp_path),
+        explicit=None,
+        manifest_dirs=(lib.parent,),
+        manifest_link=stubs,
         manifest_source=MANIFEST,
     )
 
@@ -387,7 +390,10 @@ def test_manifest_version_mismatch_is_rejected_without_elf(tmp_path: Path) -> No
     kernel_module(tmp_path)
 
     libcuda, _ = resolve_driver(
-        fake_host(tmp_path), explicit=None, manifest_dirs=(old.parent,), manifest_source=MANIFEST,
+        fake_host(tmp_path),
+        explicit=None,
+        manifest_dirs=(old.parent,),
+        manifest_source=MANIFEST,
         strict=True,
     )
 
@@ -418,7 +424,10 @@ def test_strict_manifest_does_not_discover(tmp_path: Path) -> None:
     install_stub(tmp_path / "usr/local/cuda/lib64/stubs")
 
     libcuda, link = resolve_driver(
-        fake_host(tmp_path), explicit=None, manifest_dirs=(missing,), manifest_source=MANIFEST,
+        fake_host(tmp_path),
+        explicit=None,
+        manifest_dirs=(missing,),
+        manifest_source=MANIFEST,
         strict=True,
     )
 
@@ -446,8 +455,11 @@ libcuda, link = resolve_driver(host, explicit=None, manifest_dirs=(Path({str(lib
 print(json.dumps([libcuda.path, link.path, "elftools" in sys.modules]))
 """
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], env={"PYTHONPATH": SRC},
-        capture_output=True, text=True, check=True,
+        [sys.executable, "-X", "importtime", "-c", code],
+        env={"PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert json.loads(done.stdout) == [str(lib), str(lib.parent), False]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
@@ -470,7 +482,10 @@ libcuda, _ = resolve_driver(Host(environ={{}}), explicit=None)
 print(json.dumps([libcuda.path, str(libcuda.source)]))
 """
     done = subprocess.run(
-        [sys.executable, "-c", code], env={"PYTHONPATH": SRC}, capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
         check=True,
     )
     path, source = json.loads(done.stdout)

@@ -22,9 +22,11 @@ from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS
 from ._env import toolchain_env
 from ._errors import ToolchainError
 from ._explain import doctor_report, explain_missing
-from ._manifest import to_json
+from ._host import Host
+from ._manifest import load, to_json
 from ._model import Toolchain
-from ._resolve import resolve
+from ._resolve import component_locators, resolve
+from ._search import Context
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
 
@@ -135,6 +137,28 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return _status(tc, "all")
 
 
+def cmd_check_manifest(args: argparse.Namespace) -> int:
+    """Validate a manifest and judge each entry as resolution would (for packagers: the
+    Nix flake's checks run this on the manifest it writes)."""
+    manifest = load(Path(args.file).absolute())
+    host = Host.current()
+    locators = component_locators()
+    problems = 0
+    for name, entry in manifest.components.items():
+        if name not in locators:  # libcuda-link: load() has checked the directory
+            print(f"ok       {name:16} {entry.path}")
+            continue
+        verdict = locators[name].check(host, entry.path, Context(args.arch, entry.version))
+        if verdict.problem:
+            problems += 1
+            print(f"REJECTED {name:16} {entry.path}: {verdict.problem}")
+        else:
+            print(f"ok       {name:16} {entry.path} {verdict.version or entry.version or ''}")
+    dirs = ", ".join(map(str, manifest.driver_dirs)) or "none"
+    print(f"schema 1, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
+    return 1 if problems else 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ._activate import run_with_toolchain
 
@@ -194,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="mark the manifest strict (no discovery)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.set_defaults(func=cmd_lock)
+
+    p = add("check-manifest", "validate a manifest file and judge each of its entries")
+    p.add_argument("file", help="the manifest (JSON, schema 1)")
+    p.set_defaults(func=cmd_check_manifest)
 
     p = add("run", "run a program with the toolchain exported: run -- CMD [ARGS...]")
     p.add_argument("command", nargs=argparse.REMAINDER)

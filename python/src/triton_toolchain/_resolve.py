@@ -24,7 +24,8 @@ from ._model import Choice, Rejection, Source, SourceKind, Toolchain
 from ._search import Context, Locator, search
 
 
-def _locators() -> dict[str, Locator]:
+def component_locators() -> dict[str, Locator]:
+    """The locator of every component but the driver's two, by name."""
     from . import _compiler, _headers, _tools
 
     return {**_tools.LOCATORS, **_compiler.LOCATORS, **_headers.LOCATORS}
@@ -122,7 +123,7 @@ def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
     host = host or Host.current()
     manifest_file = find(host)
     manifest = load(manifest_file) if manifest_file else None
-    locators = _locators()
+    locators = component_locators()
 
     choices: dict[str, Choice] = {}
     for spec in SPECS_TUPLE:
