@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -45,10 +44,14 @@ def insecure_reason(path: Path) -> str | None:
     a directory writable by everyone without the sticky bit, or a file writable by
     everyone, lets any user replace what runs.
     """
-    for p in dict.fromkeys((path, path.resolve())):
+    try:
+        real = Path(os.path.realpath(path))
+    except (OSError, RuntimeError):  # a symlink loop: file_problem reports it
+        real = path
+    for p in dict.fromkeys((path, real)):
         for target, what in ((p.parent, "directory"), (p, "file")):
             try:
-                mode = target.stat().st_mode
+                mode = os.stat(target).st_mode
             except OSError:
                 continue
             if mode & stat.S_IWOTH and not (what == "directory" and mode & stat.S_ISVTX):
@@ -87,6 +90,8 @@ def run_output(
     unsafe = insecure_reason(path)
     if unsafe:
         return None, unsafe
+    import subprocess  # only here: resolving from a manifest never needs it
+
     try:
         done = subprocess.run(
             [str(path), *args],

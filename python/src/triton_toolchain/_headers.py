@@ -3,7 +3,7 @@
 
 Every check here reads files only: no process, no pyelftools.
 
-``python-headers``. Search order: ``host.python_include`` (``sysconfig``, Debian's
+``python-headers``. Search order: ``host.include_dir`` (``sysconfig``, Debian's
 ``posix_local`` already mapped by ``_host``), then ``<sys.base_prefix>/include/pythonX.Y``
 (the base interpreter of a venv). Check: ``Python.h`` is there, and ``patchlevel.h``'s
 ``PY_MAJOR_VERSION``/``PY_MINOR_VERSION`` are this interpreter's (a manifest written for
@@ -107,14 +107,14 @@ def python_headers_fix(host: Host) -> str:
     """
     major, minor = host.python_version
     return (
-        f"Python.h for Python {major}.{minor} is missing from {host.python_include}: "
+        f"Python.h for Python {major}.{minor} is missing from {host.include_dir}: "
         f"{_install_advice(host)}"
     )
 
 
 def sysconfig_include(host: Host) -> Iterator[Candidate]:
-    """``sysconfig``'s include directory (``host.python_include``)."""
-    yield discovered("sysconfig", host.python_include)
+    """``sysconfig``'s include directory (``host.include_dir``)."""
+    yield discovered("sysconfig", host.include_dir)
 
 
 def base_prefix_include(host: Host) -> Iterator[Candidate]:

@@ -10,6 +10,7 @@ cache's entries, a manifest) are used as they are.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import platform
@@ -29,6 +30,7 @@ ELF_MACHINES: dict[str, tuple[str, int]] = {
 }
 
 
+@functools.cache
 def interpreter_machine() -> str:
     """This interpreter's architecture, e.g. ``"x86_64"``; a 32-bit Python on a 64-bit
     kernel is ``"i686"``."""
@@ -38,6 +40,7 @@ def interpreter_machine() -> str:
     return machine
 
 
+@functools.cache
 def python_include_dir() -> Path:
     """Where this interpreter's ``Python.h`` belongs, from ``sysconfig``. Debian's
     ``posix_local`` scheme points at /usr/local; its headers are in ``posix_prefix``'s
@@ -48,6 +51,7 @@ def python_include_dir() -> Path:
     return Path(sysconfig.get_paths(scheme=scheme)["include"])
 
 
+@functools.cache
 def _package_dir(name: str) -> Path | None:
     try:
         spec = importlib.util.find_spec(name)
@@ -60,6 +64,7 @@ def _package_dir(name: str) -> Path | None:
     return None
 
 
+@functools.cache
 def _namespace_dirs(name: str) -> tuple[Path, ...]:
     try:
         spec = importlib.util.find_spec(name)
@@ -83,9 +88,12 @@ class Host:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     machine: str = field(default_factory=interpreter_machine)
     python_version: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
-    python_include: Path = field(default_factory=python_include_dir)
+    python_include: Path | None = None  # None: this interpreter's, from sysconfig
     base_prefix: Path = Path(sys.base_prefix)
     prefix: Path = Path(sys.prefix)
+    # Facts of this interpreter (architecture, sysconfig, where packages are) are read
+    # once per process by Host.current(): installing a package into a running
+    # interpreter is not followed.
     triton_dir: Path | None = None
     torch_dir: Path | None = None
     nvidia_dirs: tuple[Path, ...] = ()
@@ -98,6 +106,12 @@ class Host:
             torch_dir=_package_dir("torch"),
             nvidia_dirs=_namespace_dirs("nvidia"),
         )
+
+    @property
+    def include_dir(self) -> Path:
+        """Where ``Python.h`` belongs: ``python_include``, else ``sysconfig``'s answer
+        (read only when asked: resolving from a manifest does not need it)."""
+        return self.python_include or python_include_dir()
 
     @property
     def elf_machine(self) -> str:

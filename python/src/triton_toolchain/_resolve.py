@@ -16,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from . import _compiler, _headers, _tools
 from ._catalog import ARCH_RELEASES, SPECS_TUPLE, ComponentSpec
+from ._driver import resolve_driver
 from ._errors import SettingError
 from ._host import Host
 from ._manifest import Manifest, find, load
@@ -26,8 +28,6 @@ from ._search import Context, Locator, search
 
 def component_locators() -> dict[str, Locator]:
     """The locator of every component but the driver's two, by name."""
-    from . import _compiler, _headers, _tools
-
     return {**_tools.LOCATORS, **_compiler.LOCATORS, **_headers.LOCATORS}
 
 
@@ -36,23 +36,15 @@ def _explicit_path(spec: ComponentSpec, value: str, host: Host) -> Path:
     absolute entries of ``PATH``, as Triton does with ``shutil.which``."""
     if spec.name != "cc":
         return Path(value)
-    from ._compiler import compiler_from_setting
-
-    path, problem = compiler_from_setting(host, value)
+    path, problem = _compiler.compiler_from_setting(host, value)
     if path is None:
         raise SettingError(f"CC={value!r}: {problem}; fix: {spec.fix}")
     return path
 
 
-def _python_headers_advice(host: Host) -> str:
-    from ._headers import python_headers_fix
-
-    return python_headers_fix(host)
-
-
 # Advice that depends on the host (the distribution's package name), added to a
 # missing component's notes.
-_HOST_ADVICE: dict[str, Callable[[Host], str]] = {"python-headers": _python_headers_advice}
+_HOST_ADVICE: dict[str, Callable[[Host], str]] = {"python-headers": _headers.python_headers_fix}
 
 
 def _resolve_component(
@@ -129,8 +121,6 @@ def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
     for spec in SPECS_TUPLE:
         if spec.name in locators:
             choices[spec.name] = _resolve_component(spec, locators[spec.name], host, arch, manifest)
-
-    from ._driver import resolve_driver
 
     link_entry = manifest.components.get("libcuda-link") if manifest else None
     choices["libcuda"], choices["libcuda-link"] = resolve_driver(
