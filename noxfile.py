@@ -20,7 +20,7 @@ LATEST_TRITON = "3.9.0"
 # Releases without triton.knobs (3.3, pinned by torch 2.7) and the one the reference
 # GPU host runs (3.6, torch 2.11): the tests that drive Triton run against each.
 OLDER_TRITONS = ("3.3.1", "3.6.0")
-TRITON_TESTS = ("tests/test_activate.py", "tests/test_build.py")
+TRITON_TESTS = ("tests/test_activate.py", "tests/test_build.py", "tests/test_selftest.py")
 
 
 def _install(session: nox.Session, triton: str) -> None:
@@ -31,7 +31,11 @@ def _install(session: nox.Session, triton: str) -> None:
 def tests(session: nox.Session) -> None:
     """Every test, with the latest Triton."""
     _install(session, LATEST_TRITON)
-    session.run("pytest", "-ra", *session.posargs)
+    # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
+    # hatchling (no build isolation, offline), and so does the test that pip-installs it.
+    session.install("pip", "hatchling")
+    # Nix 2.26 (Debian 13's) too, through shared/tools/modern-nix.sh, besides the system Nix.
+    session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
 
 
 @nox.session(python=PYTHON)
@@ -47,7 +51,9 @@ def lint(session: nox.Session) -> None:
     """ruff: lint and formatting."""
     session.install("ruff")
     config = ("--config", "python/pyproject.toml")
-    session.run("ruff", "check", *config, "python/src", "tests", "bench", "noxfile.py")
+    paths = ("python/src", "tests", "bench", "noxfile.py")
+    session.run("ruff", "check", *config, *paths)
+    session.run("ruff", "format", "--check", *config, *paths)
 
 
 @nox.session(python=PYTHON)

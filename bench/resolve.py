@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,7 +77,16 @@ def driver_stand_in(tmp: str) -> str:
         f.write("int cuInit(unsigned int flags) { return 100; }\n")
     real = os.path.join(directory, "libcuda.so.580.159.04")
     subprocess.run(
-        ["cc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", real, source], check=True
+        [
+            shutil.which("cc") or "/usr/bin/cc",
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libcuda.so.1",
+            "-o",
+            real,
+            source,
+        ],
+        check=True,
     )
     os.symlink("libcuda.so.580.159.04", os.path.join(directory, "libcuda.so.1"))
     return directory

@@ -55,8 +55,18 @@ def built(variant: str = "x86_64") -> Path:
     src = _build_dir() / "libcuda.c"
     src.write_text(SOURCE)
     subprocess.run(
-        [GCC, *VARIANTS[variant], "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1",
-         "-Wl,--no-as-needed", "-o", str(out), str(src), "-lm"],
+        [
+            GCC,
+            *VARIANTS[variant],
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libcuda.so.1",
+            "-Wl,--no-as-needed",
+            "-o",
+            str(out),
+            str(src),
+            "-lm",
+        ],
         check=True,
         capture_output=True,
     )
@@ -70,8 +80,9 @@ def _copy(variant: str, dest: Path) -> Path:
     return dest
 
 
-def install_driver(directory: Path, version: str = REAL_VERSION, *, variant: str = "x86_64",
-                   dev_link: bool = False) -> Path:
+def install_driver(
+    directory: Path, version: str = REAL_VERSION, *, variant: str = "x86_64", dev_link: bool = False
+) -> Path:
     """Install like the NVIDIA driver: ``libcuda.so.<version>`` and the symlink
     ``libcuda.so.1`` to it (and ``libcuda.so`` with ``dev_link``). Returns the
     ``libcuda.so.1`` path."""
@@ -126,7 +137,8 @@ def kernel_module(root: Path, version: str = REAL_VERSION) -> None:
     )
 
 
-def fake_host(root: Path, environ: Mapping[str, str] | None = None,
-              machine: str = "x86_64") -> Host:
+def fake_host(
+    root: Path, environ: Mapping[str, str] | None = None, machine: str = "x86_64"
+) -> Host:
     """A ``Host`` over ``root`` with exactly ``environ`` (nothing from this process)."""
     return Host(root=root, environ=dict(environ or {}), machine=machine)

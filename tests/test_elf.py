@@ -74,7 +74,10 @@ def test_directory_loop_missing_and_dangling(tmp_path: Path) -> None:
 def test_importing_does_not_import_elftools() -> None:
     code = "import sys, triton_toolchain._elf; print('elftools' in sys.modules)"
     out = subprocess.run(
-        [sys.executable, "-c", code], env={"PYTHONPATH": SRC}, capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
         check=True,
     )
     assert out.stdout.strip() == "False"

@@ -6,11 +6,14 @@ says where each came from; ``activate()`` makes Triton use the result.
 
 from __future__ import annotations
 
+from ._activate import Activation as Activation
+from ._activate import activate as activate
 from ._errors import BuildError as BuildError
 from ._errors import ManifestError as ManifestError
 from ._errors import MissingComponentError as MissingComponentError
 from ._errors import SettingError as SettingError
 from ._errors import ToolchainError as ToolchainError
+from ._hook import after_triton_import as after_triton_import
 from ._host import Host as Host
 from ._model import Choice as Choice
 from ._model import Rejection as Rejection
@@ -20,6 +23,7 @@ from ._model import Toolchain as Toolchain
 from ._resolve import resolve as resolve
 
 __all__ = [
+    "Activation",
     "BuildError",
     "Choice",
     "Host",
@@ -31,5 +35,7 @@ __all__ = [
     "SourceKind",
     "Toolchain",
     "ToolchainError",
+    "activate",
+    "after_triton_import",
     "resolve",
 ]

@@ -250,8 +250,10 @@ def _conf_dirs(host: Host, conf: Path, seen: set[Path], depth: int = 0) -> Itera
             continue
         if line.startswith("include") and line[7:8].isspace():
             for pattern in line[7:].split():
-                found = host.glob(pattern) if pattern.startswith("/") else sorted(
-                    conf.parent.glob(pattern)
+                found = (
+                    host.glob(pattern)
+                    if pattern.startswith("/")
+                    else sorted(conf.parent.glob(pattern))
                 )
                 for inc in found:
                     if inc not in seen and depth < 8:
@@ -544,25 +546,31 @@ def resolve_driver(
         return _link_for(host, _discover(host, kernel, None), discover=True, rejected=())
 
     source = manifest_source or Source(SourceKind.MANIFEST, "manifest")
-    link_choice, link_rejection = (None, None) if manifest_link is None else _link_from_manifest(
-        manifest_link, source
+    link_choice, link_rejection = (
+        (None, None) if manifest_link is None else _link_from_manifest(manifest_link, source)
     )
     link_rejected = (link_rejection,) if link_rejection else ()
     libcuda = _manifest_driver(host, manifest_dirs, source, kernel)
     if not libcuda.found:
         where = ", ".join(str(d) for d in manifest_dirs) or "none given"
         if strict:
-            note = (f"the manifest is strict: its driver directories ({where}) hold no usable "
-                    f"driver, and discovery is off")
+            note = (
+                f"the manifest is strict: its driver directories ({where}) hold no usable "
+                f"driver, and discovery is off"
+            )
             libcuda = dataclasses.replace(libcuda, notes=(note,))
         else:
             found = _discover(host, kernel, libcuda)
-            outcome = "used the host's driver found by discovery" if found.found else (
-                "discovery found none either")
-            note = (f"the manifest's driver directories ({where}) hold no usable driver "
-                    f"(Nix on a distribution that is not NixOS?); {outcome}")
+            outcome = (
+                "used the host's driver found by discovery"
+                if found.found
+                else ("discovery found none either")
+            )
+            note = (
+                f"the manifest's driver directories ({where}) hold no usable driver "
+                f"(Nix on a distribution that is not NixOS?); {outcome}"
+            )
             libcuda = dataclasses.replace(found, notes=(note, *found.notes))
     if link_choice is not None:
         return libcuda, link_choice
     return _link_for(host, libcuda, discover=not strict, rejected=link_rejected)
-

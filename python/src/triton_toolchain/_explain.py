@@ -41,7 +41,7 @@ def _short_source(choice: Choice) -> str:
     if choice.source is None:
         return ""
     if choice.source.kind is SourceKind.BUNDLED:
-        return choice.source.kind.value
+        return str(choice.source.kind.value)
     return str(choice.source)
 
 

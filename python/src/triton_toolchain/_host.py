@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import platform
 import struct
 import sys
 import sysconfig
@@ -34,7 +33,7 @@ ELF_MACHINES: dict[str, tuple[str, int]] = {
 def interpreter_machine() -> str:
     """This interpreter's architecture, e.g. ``"x86_64"``; a 32-bit Python on a 64-bit
     kernel is ``"i686"``."""
-    machine = platform.machine()
+    machine = os.uname().machine  # what platform.machine() reads, without importing it
     if machine in ("x86_64", "AMD64", "i386", "i586", "i686"):
         return "x86_64" if struct.calcsize("P") == 8 else "i686"
     return machine

@@ -1,6 +1,7 @@
 # Stand-in cudaPackages (CUDA 12.8 layout: crt/ headers inside cuda_nvcc). ptxas
 # answers --version like the real 12.8 one, appends its arguments to the file
-# named by $TT_RECORD, and otherwise runs the host's real ptxas.
+# named by $TT_RECORD, and otherwise runs the host's real ptxas (host.json: a CUDA
+# toolkit's, or the one in Triton's wheel).
 {
   lib,
   mkDerivation,
@@ -33,10 +34,10 @@ in
           exit 0
         fi
       done
-      exec ${host.cuda}/bin/ptxas "$@"
+      exec ${host.ptxas} "$@"
       SCRIPT
       chmod +x "$out/bin/ptxas"
-      cp ${host.cuda}/nvvm/libdevice/libdevice.10.bc "$out/nvvm/libdevice/"
+      cp ${host.libdevice} "$out/nvvm/libdevice/libdevice.10.bc"
       touch "$out/include/crt/host_config.h"
     '';
   };
@@ -52,8 +53,9 @@ in
     inherit meta;
     buildCommand = ''
       mkdir -p "$out" "$include/include" "$stubs/lib/stubs"
-      cp ${host.cuda}/include/cuda.h "$include/include/"
-      # A link stub, as the toolkit's: exports nothing the launcher needs at link time.
+      cp ${host.cuda_include}/cuda.h "$include/include/"
+      # A link stub, as the toolkit's (SONAME libcuda.so.1, with nixpkgs' libcuda.so.1
+      # link): the launcher links against it and finds the real driver at run time.
       echo 'int cuDriverGetVersion(int *v) { return 1; }' > stub.c
       ${host.cc} -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stubs/lib/stubs/libcuda.so" stub.c
       ln -s libcuda.so "$stubs/lib/stubs/libcuda.so.1"

@@ -1,7 +1,8 @@
 # Stand-in for nixpkgs (tests only): the attribute names and argument shapes the
 # project's Nix code uses, built offline with /bin/sh builders from host tools
-# named in ./host.json (a real ptxas, gcc, and a Python that has pip, hatchling,
-# pytest, pyelftools). `import ./. { system; config; overlays; }` as nixpkgs.
+# named in ./host.json (a real ptxas, libdevice.10.bc and cuda.h, gcc, and a Python
+# that has pip, hatchling, pytest, pyelftools; tests/nix/test_flake.py rewrites it).
+# `import ./. { system; config; overlays; }` as nixpkgs.
 {
   system ? builtins.currentSystem,
   config ? { },
@@ -84,11 +85,16 @@ let
 
     stdenv = {
       inherit mkDerivation;
+      # Like ptxas (./cuda.nix): appends its arguments to $TT_RECORD, then runs the host's gcc.
       cc = mkDerivation {
         name = "gcc-wrapper-stand-in";
         buildCommand = ''
           mkdir -p "$out/bin"
-          printf '#!/bin/sh\nexec ${host.cc} "$@"\n' > "$out/bin/cc"
+          cat > "$out/bin/cc" <<'SCRIPT'
+          #!/bin/sh
+          if [ -n "''${TT_RECORD:-}" ]; then echo "cc $*" >> "$TT_RECORD"; fi
+          exec ${host.cc} "$@"
+          SCRIPT
           chmod +x "$out/bin/cc"
         '';
       };

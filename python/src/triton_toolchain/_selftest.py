@@ -1,0 +1,257 @@
+"""``triton-toolchain doctor --run``: prove the toolchain with Triton itself.
+
+Steps, each reported as ok, failed (with the error) or skipped (with the reason):
+
+1. activate the resolution in this process (imports Triton);
+2. compile a vector-add kernel ahead of time for the resolution's architecture (sm_90
+   when none was given), in a fresh temporary Triton cache, so ptxas really runs;
+3. build and load Triton's launcher module (``CudaUtils``); without a driver, build it
+   against the link stub only (it cannot be loaded) and say so;
+4. with ``launch`` and a GPU: run the kernel on 4097 floats and compare. Triton 3.9 and
+   newer launch without torch (device memory through the driver's ``cuMemAlloc``);
+   older releases need torch (their ``GPUDriver.__init__`` imports it). Without a GPU
+   the test stops after step 3 and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._model import Toolchain
+
+N = 4097
+
+
+class _Skipped(Exception):
+    """A step that cannot run here (no GPU, no torch): reported, not failed."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: ``ok`` is ``True``, ``False`` (failed) or ``None`` (skipped)."""
+
+    name: str
+    ok: bool | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class SelfTestReport:
+    steps: tuple[Step, ...]
+
+    @property
+    def ok(self) -> bool:
+        """No step failed (skipped steps are fine: no GPU is not an error)."""
+        return all(step.ok is not False for step in self.steps)
+
+    @property
+    def text(self) -> str:
+        marks = {True: "ok     ", False: "FAILED ", None: "skipped"}
+        lines = ["self-test:"]
+        lines += [f"  {marks[s.ok]}  {s.name}: {s.detail}" for s in self.steps]
+        return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _fresh_cache() -> Iterator[str]:
+    previous = os.environ.get("TRITON_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="triton-toolchain-selftest-") as cache:
+        os.environ["TRITON_CACHE_DIR"] = cache
+        try:
+            yield cache
+        finally:
+            if previous is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = previous
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def self_test(tc: Toolchain | None = None, *, launch: bool = True) -> SelfTestReport:
+    """Run the steps of the module docstring with ``tc`` (default: resolve now)."""
+    steps: list[Step] = []
+    try:
+        import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        from ._activate import activate
+
+        activation = activate(arch=tc.arch if tc else None, toolchain=tc)
+        tc = activation.toolchain
+        steps.append(Step("activate", True, f"Triton {triton.__version__}, {activation.mode}"))
+    except Exception as exc:
+        steps.append(Step("activate", False, _error(exc)))
+        return SelfTestReport(tuple(steps))
+    assert tc is not None  # noqa: S101  activate() returns a toolchain unless off
+    arch = tc.arch or 90
+    with _fresh_cache():
+        steps.append(_step(f"compile sm_{arch}", lambda: _compile(arch)))
+        built = _step("build launcher", lambda: _build_launcher(tc))
+        steps.append(built)
+        if not launch:
+            steps.append(Step("launch", None, "not asked for"))
+        elif built.ok is not True or not tc["libcuda"].path:
+            steps.append(Step("launch", None, "no NVIDIA driver: stopped after the build"))
+        else:
+            steps.append(_step("launch", _launch))
+    return SelfTestReport(tuple(steps))
+
+
+def _step(name: str, action: Callable[[], str]) -> Step:
+    try:
+        return Step(name, True, action())
+    except _Skipped as skipped:
+        return Step(name, None, str(skipped))
+    except Exception as exc:
+        return Step(name, False, _error(exc))
+
+
+def _source() -> Any:
+    from triton.compiler import ASTSource  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    from . import _kernel
+
+    return ASTSource(_kernel.add_kernel, _kernel.SIGNATURE, constexprs=_kernel.CONSTEXPRS)
+
+
+def _compile(arch: int) -> str:
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    kernel = triton.compile(_source(), target=GPUTarget("cuda", arch, 32))
+    return f"{len(kernel.asm['cubin'])}-byte cubin"
+
+
+def _nvidia_dir() -> Path:
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    return Path(triton.__file__).parent / "backends" / "nvidia"
+
+
+def _build_launcher(tc: Toolchain) -> str:
+    from . import _build
+
+    if tc["libcuda"].path:
+        from triton.backends.nvidia.driver import CudaUtils  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        CudaUtils()
+        return f"built and loaded; driver {', '.join(_build.loaded_drivers())}"
+    nvidia = _nvidia_dir()
+    with tempfile.TemporaryDirectory() as out:
+        build_plan = _build.plan(
+            tc,
+            "cuda_utils",
+            str(nvidia / "driver.c"),
+            out,
+            [],
+            [str(nvidia / "include")],
+            ["libcuda.so.1"],
+            require_driver=False,
+        )
+        _build.run(build_plan, tc)
+    return (
+        f"built against the link stub in {tc['libcuda-link'].path}; not loaded (no NVIDIA driver)"
+    )
+
+
+def _launch() -> str:
+    from triton.backends.nvidia.driver import CudaDriver  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    from triton.runtime import driver  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    torch_free = hasattr(CudaDriver, "_get_current_stream") and "torch" not in sys.modules
+    if not torch_free:
+        return _launch_with_torch()
+    try:
+        target = driver.active.get_current_target()
+    except RuntimeError as exc:
+        raise _Skipped(f"no usable GPU ({exc}): stopped after the build") from exc
+    return _launch_torch_free(target)
+
+
+def _launch_with_torch() -> str:
+    try:
+        import torch  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise _Skipped("this Triton launches through torch, which is not installed") from exc
+
+    from . import _kernel
+
+    if not torch.cuda.is_available():
+        raise _Skipped("torch sees no GPU: stopped after the build")
+    x = torch.rand(N, device="cuda")
+    y = torch.rand(N, device="cuda")
+    out = torch.empty_like(x)
+    grid = (triton_cdiv(N, _kernel.BLOCK),)
+    _kernel.add_kernel[grid](x, y, out, N, BLOCK=_kernel.BLOCK)
+    torch.cuda.synchronize()
+    if not torch.equal(out, x + y):
+        raise AssertionError("the kernel computed a wrong sum")
+    return f"vector add of {N} floats on {torch.cuda.get_device_name()} is correct (torch)"
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class _Cuda:
+    """The few driver calls a torch-free launch needs, on the loaded ``libcuda.so.1``."""
+
+    def __init__(self) -> None:
+        self.lib = ctypes.CDLL("libcuda.so.1")  # the driver the shim loaded, by SONAME
+
+    def __call__(self, name: str, *args: Any) -> None:
+        status = getattr(self.lib, name)(*args)
+        if status != 0:
+            raise RuntimeError(f"{name} failed with CUresult {status}")
+
+
+def _launch_torch_free(target: Any) -> str:
+    import array
+
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    cuda = _Cuda()
+    cuda("cuInit", 0)
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    cuda("cuDeviceGet", ctypes.byref(device), 0)
+    cuda("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
+    cuda("cuCtxSetCurrent", context)
+    x = array.array("f", (float(i) for i in range(N)))
+    y = array.array("f", (0.5 * i for i in range(N)))
+    size = N * x.itemsize
+    pointers = [ctypes.c_uint64() for _ in range(3)]
+    try:
+        for p in pointers:
+            cuda("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(size))
+        for p, host in zip(pointers, (x, y), strict=False):
+            address = host.buffer_info()[0]
+            cuda("cuMemcpyHtoD_v2", p, ctypes.c_void_p(address), ctypes.c_size_t(size))
+        kernel = triton.compile(_source(), target=target)
+        from . import _kernel
+
+        kernel[(triton_cdiv(N, _kernel.BLOCK), 1, 1)](*(p.value for p in pointers), N)
+        cuda("cuCtxSynchronize")
+        out = array.array("f", bytes(size))
+        cuda(
+            "cuMemcpyDtoH_v2",
+            ctypes.c_void_p(out.buffer_info()[0]),
+            pointers[2],
+            ctypes.c_size_t(size),
+        )
+    finally:
+        for p in pointers:
+            if p.value:
+                cuda("cuMemFree_v2", p)
+    if list(out) != [a + b for a, b in zip(x, y, strict=True)]:
+        raise AssertionError("the kernel computed a wrong sum")
+    return f"vector add of {N} floats on sm_{target.arch} is correct (torch-free)"

@@ -1,0 +1,57 @@
+"""``self_test`` (``doctor --run``) against the installed Triton, in fresh interpreters:
+without a GPU it compiles, builds (and, with a driver, loads) the launcher, and stops."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from triton_layouts import ROOT, make_layout, scenario_env
+
+CODE = (
+    "import sys\n"
+    "from triton_toolchain._selftest import self_test\n"
+    "report = self_test()\n"
+    "print(report.text)\n"
+    "print('steps', [(s.name, s.ok) for s in report.steps])\n"
+    "sys.exit(0 if report.ok else 1)\n"
+)
+
+
+def _run(tmp_path: Path, **layout_options: bool) -> subprocess.CompletedProcess[str]:
+    layout = make_layout(tmp_path, **layout_options)
+    return subprocess.run(
+        [sys.executable, "-c", CODE],
+        env=scenario_env(layout),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def test_with_a_driver_but_no_gpu_it_loads_the_launcher_and_stops(tmp_path: Path) -> None:
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "('activate', True)" in done.stdout
+    assert "('compile sm_90', True)" in done.stdout
+    assert "('build launcher', True)" in done.stdout
+    assert "('launch', None)" in done.stdout
+    assert f"driver {(tmp_path / 'driver').resolve()}" in done.stdout
+    assert "stopped after the build" in done.stdout or "torch" in done.stdout
+
+
+def test_with_only_a_link_stub_it_builds_and_says_why_it_stops(tmp_path: Path) -> None:
+    done = _run(tmp_path, driver=False, stub=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "built against the link stub" in done.stdout
+    assert "no NVIDIA driver: stopped after the build" in done.stdout
+
+
+def test_a_broken_toolchain_fails_the_self_test(tmp_path: Path) -> None:
+    done = _run(tmp_path, driver=False, stub=False)
+    assert done.returncode == 1
+    assert "('build launcher', False)" in done.stdout
+    assert "MissingComponentError" in done.stdout

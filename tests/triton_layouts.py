@@ -1,0 +1,192 @@
+"""Machine layouts for the tests that drive the installed Triton: a strict manifest
+(docs/manifest.md) naming recording ptxas wrappers, the driver stand-in, the compiler
+and headers; and a runner of ``scenario.py`` in a fresh interpreter.
+
+The recording wrapper appends ``"<its path> <args>"`` to a log, then execs the real
+ptxas from Triton's wheel, so a test proves which binary Triton ran for which target.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import driver_standin
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "python" / "src"
+PTH = SRC / "triton_toolchain.pth"
+SCENARIO = Path(__file__).resolve().parent / "scenario.py"
+SCENARIO_TIMEOUT_S = 300
+
+
+def triton_version() -> tuple[int, int]:
+    """The installed Triton's (major, minor), read without importing it."""
+    major, minor = importlib.metadata.version("triton").split(".")[:2]
+    return int(major), int(minor)
+
+
+def nvidia_dir() -> Path:
+    """``triton/backends/nvidia`` of the installed Triton, found without importing it."""
+    spec = importlib.util.find_spec("triton")
+    assert spec is not None and spec.submodule_search_locations, "Triton is not installed"
+    return Path(next(iter(spec.submodule_search_locations))) / "backends" / "nvidia"
+
+
+def blackwell_from() -> int:
+    """The first architecture for which the installed Triton runs ptxas-blackwell
+    (its ``compiler.get_ptxas``): 90 in 3.9, 100 before."""
+    return 90 if triton_version() >= (3, 9) else 100
+
+
+def recording_tool(path: Path, real: Path, log: Path) -> Path:
+    """A script at ``path`` that logs its arguments to ``log`` and execs ``real``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nprintf "%s\\n" "$0 $*" >> "{log}"\nexec "{real}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def old_ptxas(path: Path, log: Path, release: str = "11.8") -> Path:
+    """A ptxas that says it is CUDA ``release`` and fails if asked to assemble."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$0 $*" >> "{log}"\n'
+        'if [ "$1" = "--version" ]; then\n'
+        f'  echo "Cuda compilation tools, release {release}, V{release}.89"; exit 0\n'
+        "fi\n"
+        'echo "ptxas fatal: this test ptxas assembles nothing" >&2; exit 1\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+@dataclass
+class Layout:
+    root: Path
+    log: Path
+    components: dict[str, str] = field(default_factory=dict)
+    driver_dirs: list[str] = field(default_factory=list)
+    strict: bool = True
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    def write(self) -> Path:
+        document = {
+            "schema": 1,
+            "generator": "triton-toolchain tests",
+            "strict": self.strict,
+            "driver_dirs": self.driver_dirs,
+            "components": {name: {"path": path} for name, path in self.components.items()},
+        }
+        self.manifest.write_text(json.dumps(document, indent=2))
+        return self.manifest
+
+    def ptxas_runs(self) -> list[tuple[str, str]]:
+        """``(wrapper directory name, --gpu-name value)`` of each assembler run."""
+        if not self.log.exists():
+            return []
+        runs = []
+        for line in self.log.read_text().splitlines():
+            tool, *args = line.split()
+            gpu = [a.split("=", 1)[1] for a in args if a.startswith("--gpu-name=")]
+            if gpu:
+                runs.append((Path(tool).parent.name, gpu[0]))
+        return runs
+
+
+def python_include() -> str:
+    return sysconfig.get_paths()["include"]
+
+
+def make_layout(root: Path, *, driver: bool = True, stub: bool = False) -> Layout:
+    """A complete strict layout under ``root``: recording ``ptxas`` (``bin-ptxas``) and
+    ``ptxas-blackwell`` (``bin-blackwell``) wrappers of Triton's bundled binaries, gcc,
+    this Python's headers, Triton's ``cuda.h`` and libdevice; the driver stand-in in
+    ``root/driver`` (marker ``chosen``) and/or a link stub in ``root/toolkit/stubs``."""
+    nvidia = nvidia_dir()
+    log = root / "ptxas.log"
+    layout = Layout(root, log)
+    bundled_blackwell = nvidia / "bin" / "ptxas-blackwell"
+    layout.components = {
+        "ptxas": str(recording_tool(root / "bin-ptxas" / "ptxas", nvidia / "bin" / "ptxas", log)),
+        "ptxas-blackwell": str(
+            recording_tool(root / "bin-blackwell" / "ptxas", bundled_blackwell, log)
+        ),
+        "cc": str(Path(os.path.realpath("/usr/bin/gcc"))),
+        "python-headers": python_include(),
+        "cuda-headers": str(nvidia / "include"),
+        "libdevice": str(nvidia / "lib" / "libdevice.10.bc"),
+    }
+    if driver:
+        driver_standin.driver(root / "driver", marker="chosen")
+        layout.driver_dirs = [str(root / "driver")]
+    if stub:
+        driver_standin.stub(root / "toolkit")
+        layout.components["libcuda-link"] = str(root / "toolkit" / "stubs")
+    layout.write()
+    return layout
+
+
+def scenario_env(layout: Layout, **extra: str) -> dict[str, str]:
+    """A clean environment: no TRITON_* or CC of the caller's, the layout's manifest, a
+    private Triton cache and HOME."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TRITON") and k not in ("CC", "LD_LIBRARY_PATH", "PYTHONPATH")
+    }
+    env.update(
+        TRITON_TOOLCHAIN_MANIFEST=str(layout.manifest),
+        TRITON_CACHE_DIR=str(layout.root / "cache"),
+        HOME=str(layout.root / "home"),
+        PYTHONPATH=os.pathsep.join([str(SRC), str(Path(__file__).parent)]),
+        TRITON_DEFAULT_FP_FUSION="1",
+    )
+    env.update(extra)
+    return env
+
+
+def pth_dir(root: Path) -> Path:
+    """A directory holding a copy of the package's .pth, for ``site.addsitedir``."""
+    directory = root / "site"
+    directory.mkdir(exist_ok=True)
+    (directory / PTH.name).write_text(PTH.read_text())
+    return directory
+
+
+def run_scenario(
+    layout: Layout,
+    activation: str,
+    actions: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    python_flags: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Run ``scenario.py`` in a fresh interpreter and return its report."""
+    config = {"activation": activation, "actions": actions, "pth_dir": str(pth_dir(layout.root))}
+    done = subprocess.run(
+        [sys.executable, *python_flags, str(SCENARIO), json.dumps(config)],
+        env=env if env is not None else scenario_env(layout),
+        cwd=cwd or layout.root,
+        capture_output=True,
+        text=True,
+        timeout=SCENARIO_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"scenario failed:\n{done.stdout}\n{done.stderr}"
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    report["stderr"] = done.stderr
+    return report
