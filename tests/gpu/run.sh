@@ -43,7 +43,11 @@ printf 'import site; site.addsitedir(%s)\n' "'$HOST_SITE'" >"$VENV_SITE/00-host-
 "$HOST_PYTHON" -m pip install --quiet --no-index --find-links "$WHEELS" \
   --target "$VENV_SITE" triton-toolchain pyelftools
 SHIM_PYTHON=$VENV/bin/python
-"$SHIM_PYTHON" -m triton_toolchain doctor >"$OUT/doctor.txt" 2>&1 || true
+"$SHIM_PYTHON" -m triton_toolchain doctor -v >"$OUT/doctor.txt" 2>&1 || true
+# The self-test: compile, build and load the launcher, launch and check (exit status last).
+{ "$SHIM_PYTHON" -m triton_toolchain doctor --run; echo "exit status $?"; } >"$OUT/doctor-run.txt" 2>&1 || true
+# Resolution speed against Triton's own lookups on a machine with a real driver.
+"$SHIM_PYTHON" "$HERE/../../bench/resolve.py" --runs 9 >"$OUT/bench-resolve.txt" 2>&1 || true
 TRITON_DIR=$("$HOST_PYTHON" -c 'import importlib.util as u; print(u.find_spec("triton").submodule_search_locations[0])')
 export WORK TRITON_DIR
 
@@ -65,8 +69,11 @@ run() {
 }
 
 # --- stock layout ---------------------------------------------------------------------------
-run stock without full "$HOST_PYTHON"
-run stock shim full "$SHIM_PYTHON"
+# Two alternating pairs: the spread between runs of one kind is the run-to-run noise.
+for _ in 1 2; do
+  run stock without full "$HOST_PYTHON"
+  run stock shim full "$SHIM_PYTHON"
+done
 for _ in 1 2 3; do
   run stock without first "$HOST_PYTHON"
   run stock shim first "$SHIM_PYTHON"
