@@ -177,9 +177,13 @@ def run_scenario(
 ) -> dict[str, Any]:
     """Run ``scenario.py`` in a fresh interpreter and return its report."""
     config = {"activation": activation, "actions": actions, "pth_dir": str(pth_dir(layout.root))}
+    env = dict(env if env is not None else scenario_env(layout))
+    if activation == "none":
+        # Stock Triton even where the shim is installed with its .pth (as nox installs it).
+        env["TRITON_TOOLCHAIN"] = "off"
     done = subprocess.run(
         [sys.executable, *python_flags, str(SCENARIO), json.dumps(config)],
-        env=env if env is not None else scenario_env(layout),
+        env=env,
         cwd=cwd or layout.root,
         capture_output=True,
         text=True,

@@ -70,11 +70,11 @@ run() {
 
 # --- stock layout ---------------------------------------------------------------------------
 # Two alternating pairs: the spread between runs of one kind is the run-to-run noise.
-for _ in 1 2; do
+for _ in $(seq "${FULL_PAIRS:-2}"); do
   run stock without full "$HOST_PYTHON"
   run stock shim full "$SHIM_PYTHON"
 done
-for _ in 1 2 3; do
+for _ in $(seq "${FIRST_RUNS:-3}"); do
   run stock without first "$HOST_PYTHON"
   run stock shim first "$SHIM_PYTHON"
 done
@@ -116,7 +116,7 @@ in_layout() {
   log "$name / $label: ${line:0:160}"
 }
 
-for layout in nixos no-ptxas; do
+for layout in ${LAYOUTS-nixos no-ptxas}; do
   in_layout "$layout" without "$HOST_PYTHON"
   in_layout "$layout" shim "$SHIM_PYTHON"
 done

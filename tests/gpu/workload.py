@@ -141,8 +141,14 @@ def main(mode: str) -> dict[str, Any]:
         "shim_label": os.environ.get("SHIM_LABEL", "?"),
     }
     try:
+        started = time.perf_counter()
         import torch
+
+        imported_torch = time.perf_counter()
         import triton
+
+        result["import_torch_s"] = round(imported_torch - started, 3)
+        result["import_triton_s"] = round(time.perf_counter() - imported_torch, 3)
 
         result["triton"] = triton.__version__
         result["shim"] = _shim()
@@ -174,12 +180,15 @@ def report(out: Path) -> None:
     ]
     firsts: dict[str, list[float]] = {}
     starts: dict[str, list[float]] = {}
+    imports: dict[str, list[float]] = {}
     for run in runs:
         if run.get("mode") == "first":
             if run.get("ok"):
                 firsts.setdefault(run["shim_label"], []).append(run["first_launch_s"])
                 if "from_process_start_s" in run:
                     starts.setdefault(run["shim_label"], []).append(run["from_process_start_s"])
+                if "import_triton_s" in run:
+                    imports.setdefault(run["shim_label"], []).append(run["import_triton_s"])
             continue
         outcome = "ok" if run.get("ok") else f"FAILED: {run.get('error', 'wrong result')}"
         rows.append(
@@ -203,10 +212,14 @@ def report(out: Path) -> None:
             "median_s": med,
             "runs": values,
             "from_process_start_median_s": from_start,
+            "from_process_start_runs": starts.get(label, []),
+            "import_triton_runs": imports.get(label, []),
         }
+        import_triton = statistics.median(imports[label]) if imports.get(label) else None
         lines.append(
             f"- {label}: {med:.3f} s first call to sync (runs {values}); "
-            f"from process start {from_start} s"
+            f"from process start {from_start} s (runs {starts.get(label, [])}); "
+            f"`import triton` {import_triton} s (runs {imports.get(label, [])})"
         )
     (out / "report.md").write_text("\n".join(lines) + "\n")
     (out / "report.json").write_text(json.dumps(summary, indent=2))

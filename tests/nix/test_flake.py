@@ -477,6 +477,9 @@ def wrapped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Wrapped:
         "--no-deps",
         "--no-build-isolation",
         "--no-index",
+        # The venv sees the parent environment, which may hold the shim (nox installs it
+        # there): without this, pip would uninstall it from the parent.
+        "--ignore-installed",
     ]
     done = subprocess.run(
         [*pip, str(repo / "python")],

@@ -53,7 +53,11 @@ def _resolve_component(
     value = host.environ.get(spec.env) if spec.env else None
     if value:
         path = _explicit_path(spec, value, host)
-        verdict = locator.check(host, path, Context(arch=arch))
+        # A wrapper (the Nix one) exports the manifest's paths in Triton's variables too:
+        # the manifest's recorded version then spares running the tool.
+        entry = manifest.components.get(spec.name) if manifest else None
+        recorded = entry.version if entry is not None and entry.path == path else None
+        verdict = locator.check(host, path, Context(arch, recorded))
         if verdict.problem is not None:
             raise SettingError(f"{spec.env}={value!r}: {verdict.problem}; fix: {spec.fix}")
         return Choice(spec.name, str(path), verdict.version, Source(SourceKind.ENV, spec.env or ""))
