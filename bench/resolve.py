@@ -4,7 +4,9 @@ Triton's lookups: ``libcuda_dirs()`` (``/sbin/ldconfig -p``), the four tool knob
 (each runs ``--version``) and its compiler lookup. Ours: ``resolve()`` by discovery,
 and ``resolve()`` from a manifest with recorded versions (which must start no process
 and not import pyelftools). "cold" is the first call in a fresh interpreter (median
-of several interpreters); "warm" is a repeated call in the same interpreter.
+of several interpreters); "warm" is a repeated call in the same interpreter. Discovery
+is measured with an empty cache of tools' answers (every tool is run) and with the
+answers remembered from an earlier process (what every process after the first sees).
 
 Usage: python bench/resolve.py [--runs N]   (needs triton and triton_toolchain importable)
 """
@@ -92,11 +94,18 @@ def driver_stand_in(tmp: str) -> str:
     return directory
 
 
-def measure(code: str, runs: int, env: dict[str, str]) -> list[dict[str, object]]:
+def measure(
+    code: str, runs: int, env: dict[str, str], fresh_cache: str | None = None
+) -> list[dict[str, object]]:
+    """Run ``code`` in ``runs`` fresh interpreters; with ``fresh_cache`` (a directory),
+    each gets an empty cache of tool answers of its own there."""
     results = []
-    for _ in range(runs):
+    for i in range(runs):
+        run_env = dict(env)
+        if fresh_cache is not None:
+            run_env["XDG_CACHE_HOME"] = os.path.join(fresh_cache, str(i))
         out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+            [sys.executable, "-c", code], capture_output=True, text=True, env=run_env, check=True
         )
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return results
@@ -117,7 +126,9 @@ def main() -> None:
         # (this machine may have no driver; Triton's lookup would stop at an assertion).
         env["LD_LIBRARY_PATH"] = driver_stand_in(tmp)
         triton = measure(TRITON, args.runs, env)
-        discovery = measure(OURS, args.runs, env)
+        discovery = measure(OURS, args.runs, env, fresh_cache=os.path.join(tmp, "fresh"))
+        env["XDG_CACHE_HOME"] = os.path.join(tmp, "shared")
+        remembered = measure(OURS, args.runs + 1, env)[1:]  # the first run fills the cache
         manifest = os.path.join(tmp, "manifest.json")
         subprocess.run(
             [sys.executable, "-m", "triton_toolchain", "lock", "-o", manifest],
@@ -130,6 +141,7 @@ def main() -> None:
     rows = [
         ("Triton's own lookups", triton),
         ("triton-toolchain, discovery", discovery),
+        ("  ... tools' answers remembered", remembered),
         ("triton-toolchain, manifest", from_manifest),
     ]
     base_cold, base_warm = median_ms(triton, "cold"), median_ms(triton, "warm")

@@ -14,6 +14,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from ._outputs import recall, remember
+
 VERSION_TIMEOUT_S = 10.0
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 
@@ -80,16 +82,24 @@ def file_problem(path: Path, *, executable: bool = False, directory: bool = Fals
 
 
 def run_output(
-    path: Path, args: tuple[str, ...] = ("--version",), *, env: Mapping[str, str] | None = None
+    path: Path,
+    args: tuple[str, ...] = ("--version",),
+    *,
+    env: Mapping[str, str] | None = None,
+    cache: Path | None = None,
 ) -> tuple[str | None, str | None]:
     """Run a trusted tool and return ``(output, None)`` or ``(None, problem)``.
 
     Refuses insecure locations (see ``insecure_reason``) and stops after
-    ``VERSION_TIMEOUT_S`` seconds.
+    ``VERSION_TIMEOUT_S`` seconds. With ``cache`` (a directory, see ``_outputs``), an
+    answer the same file gave before is reused instead of running it again.
     """
     unsafe = insecure_reason(path)
     if unsafe:
         return None, unsafe
+    remembered = recall(cache, path, args)
+    if remembered is not None:
+        return remembered, None
     import subprocess  # only here: resolving from a manifest never needs it
 
     try:
@@ -110,12 +120,13 @@ def run_output(
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
         return None, f"`{path.name} {' '.join(args)}` exited with {done.returncode}: {tail[0]}"
+    remember(cache, path, args, done.stdout + done.stderr)
     return done.stdout + done.stderr, None
 
 
-def tool_release(path: Path) -> tuple[str | None, str | None]:
+def tool_release(path: Path, *, cache: Path | None = None) -> tuple[str | None, str | None]:
     """The CUDA release a ptxas-family tool reports (``"12.8"``), or ``(None, problem)``."""
-    output, problem = run_output(path)
+    output, problem = run_output(path, cache=cache)
     if output is None:
         return None, problem
     match = _RELEASE.search(output)

@@ -140,7 +140,12 @@ def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
         return Verdict(problem=problem)
     if ctx.recorded_version is not None:
         return Verdict(ctx.recorded_version)
-    output, problem = run_output(path, ("-v",), env={**host.environ, "LC_ALL": "C", "LANGUAGE": ""})
+    output, problem = run_output(
+        path,
+        ("-v",),
+        env={**host.environ, "LC_ALL": "C", "LANGUAGE": ""},
+        cache=host.output_cache,
+    )
     if output is None:
         return Verdict(problem=problem)
     target = _TARGET.search(output)

@@ -159,7 +159,7 @@ def driver_verdict(
     manifest path: no pyelftools); ``forward_compat`` accepts a newer ``compat`` copy."""
     problem = _light_problem(path, kernel, forward_compat=forward_compat)
     if problem is None and elf:
-        info = read_elf(path)
+        info = read_elf(path, cache=host.output_cache)
         problem = info if isinstance(info, str) else machine_problem(info, host)
     return Verdict(file_version(path), problem)
 
@@ -169,7 +169,7 @@ def link_verdict(host: Host, path: Path) -> Verdict:
     ELF of this machine outside world-writable directories. Stubs are fine here."""
     problem = file_problem(path) or insecure_reason(path)
     if problem is None:
-        info = read_elf(path)
+        info = read_elf(path, cache=host.output_cache)
         problem = info if isinstance(info, str) else machine_problem(info, host)
     return Verdict(None, problem)
 

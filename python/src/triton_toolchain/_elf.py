@@ -15,12 +15,15 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from ._host import Host
+from ._outputs import recall, remember
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -80,25 +83,37 @@ def _open_problem(path: Path) -> str | None:
     return None
 
 
-def read_elf(path: Path) -> ElfInfo | str:
+_CACHE_ARGS = ("(elf facts, v1)",)
+
+
+def read_elf(path: Path, *, cache: Path | None = None) -> ElfInfo | str:
     """The ELF facts of ``path``, or a problem string (never an exception).
 
     Problems: ``"does not exist"``, ``"is a symlink loop"``, ``"is a directory, not a
     library"``, ``"cannot be read: Permission denied"``, ``"not an ELF file (...)"``,
-    ``"truncated or malformed ELF file (...)"``.
+    ``"truncated or malformed ELF file (...)"``. With ``cache`` (see ``_outputs``), the
+    facts of a file parsed before (same path, inode, size, modification time) are
+    reused, so later processes need not import pyelftools.
     """
     problem = _open_problem(path)
     if problem:
         return problem
+    remembered = recall(cache, path, _CACHE_ARGS)
+    if remembered is not None:
+        fields = json.loads(remembered)
+        return ElfInfo(**{**fields, "needed": tuple(fields["needed"])})
     try:
         with path.open("rb") as stream:
             head = stream.read(len(ELF_MAGIC))
             if head != ELF_MAGIC:
                 return f"not an ELF file (starts with {head!r})" if head else "is an empty file"
             stream.seek(0)
-            return _parse(stream)
+            info = _parse(stream)
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
+    if isinstance(info, ElfInfo):
+        remember(cache, path, _CACHE_ARGS, json.dumps(dataclasses.asdict(info)))
+    return info
 
 
 def _parse(stream: BinaryIO) -> ElfInfo | str:

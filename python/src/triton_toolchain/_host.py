@@ -113,6 +113,13 @@ class Host:
         return self.python_include or python_include_dir()
 
     @property
+    def output_cache(self) -> Path | None:
+        """Where tools' answers are remembered (see ``_outputs``); ``None``: nowhere."""
+        from ._outputs import cache_dir
+
+        return cache_dir(self.environ)
+
+    @property
     def elf_machine(self) -> str:
         return ELF_MACHINES.get(self.machine, ("EM_" + self.machine.upper(), 64))[0]
 

@@ -102,13 +102,12 @@ def release_problem(component: str, release: str, arch: int | None) -> str | Non
 def check_tool(component: str, host: Host, path: Path, ctx: Context) -> Verdict:
     """Judge ``path`` as ``component`` (see the module docstring); runs at most one
     ``--version``, and none when ``ctx.recorded_version`` is set."""
-    del host  # the tool's own answer is all that matters, wherever it lives
     problem = file_problem(path, executable=True) or insecure_reason(path)
     if problem:
         return Verdict(problem=problem)
     release = ctx.recorded_version
     if release is None:
-        release, problem = tool_release(path)
+        release, problem = tool_release(path, cache=host.output_cache)
         if release is None:
             return Verdict(problem=problem)
     return Verdict(release, release_problem(component, release, ctx.arch))

@@ -1,0 +1,109 @@
+"""Tools' answers and ELF facts remembered across processes: reused only for the same
+file, asked again when the file changes, never a reason to run an unsafe binary."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from elf_fixtures import install_driver
+from tool_fixtures import fake_host, fake_ptxas, make_writable_by_all
+
+from triton_toolchain import _outputs
+from triton_toolchain._search import Context
+from triton_toolchain._tools import LOCATORS
+
+
+@pytest.fixture(autouse=True)
+def new_process() -> None:
+    """Each test starts as a new process would: nothing read from the cache file yet."""
+    _outputs._LOADED.clear()
+
+
+def _check(host_root: Path, tool: Path) -> str | None:
+    host = fake_host(host_root, {"XDG_CACHE_HOME": str(host_root / "cache")})
+    verdict = LOCATORS["ptxas"].check(host, tool, Context())
+    assert verdict.problem is None, verdict.problem
+    return verdict.version
+
+
+def _runs(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_an_answer_is_reused_by_the_next_process_until_the_file_changes(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    tool = fake_ptxas(tmp_path / "bin", "12.8", log=log)
+    assert _check(tmp_path, tool) == "12.8"
+    _outputs._LOADED.clear()
+    assert _check(tmp_path, tool) == "12.8"
+    assert _runs(log) == 1
+    assert (tmp_path / "cache/triton-toolchain" / _outputs.CACHE_FILE).is_file()
+
+    # A rebuilt tool (new contents, new modification time) is asked again.
+    time.sleep(0.01)
+    fake_ptxas(tmp_path / "bin", "13.0", log=log)
+    _outputs._LOADED.clear()
+    assert _check(tmp_path, tool) == "13.0"
+    assert _runs(log) == 2
+
+
+def test_a_damaged_or_unwritable_cache_only_means_asking_again(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    tool = fake_ptxas(tmp_path / "bin", "12.8", log=log)
+    cache = tmp_path / "cache/triton-toolchain"
+    cache.mkdir(parents=True)
+    (cache / _outputs.CACHE_FILE).write_text("{not json")
+    assert _check(tmp_path, tool) == "12.8"
+    assert json.loads((cache / _outputs.CACHE_FILE).read_text())  # rewritten, valid
+
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "cache").write_text("a file where the cache directory would go")
+    _outputs._LOADED.clear()
+    assert _check(blocked, tool) == "12.8"
+    assert _runs(log) == 2
+
+
+def test_a_remembered_answer_never_makes_an_unsafe_tool_acceptable(tmp_path: Path) -> None:
+    tool = fake_ptxas(tmp_path / "bin", "12.8")
+    assert _check(tmp_path, tool) == "12.8"
+    make_writable_by_all(tool.parent)
+    host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    verdict = LOCATORS["ptxas"].check(host, tool, Context())
+    assert verdict.problem is not None and "world-writable" in verdict.problem
+
+
+def test_without_a_cache_directory_nothing_is_written(tmp_path: Path) -> None:
+    assert _outputs.cache_dir({}) is None
+    assert _outputs.cache_dir({"XDG_CACHE_HOME": "relative", "HOME": "also-relative"}) is None
+    assert _outputs.cache_dir({"HOME": "/home/u"}) == Path("/home/u/.cache/triton-toolchain")
+    tool = fake_ptxas(tmp_path / "bin", "12.8")
+    verdict = LOCATORS["ptxas"].check(fake_host(tmp_path, {}), tool, Context())
+    assert verdict.version == "12.8"
+    assert not list(tmp_path.rglob(_outputs.CACHE_FILE))
+
+
+def test_elf_facts_spare_the_next_process_pyelftools(tmp_path: Path) -> None:
+    driver = install_driver(tmp_path / "lib")
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from triton_toolchain._elf import read_elf\n"
+        f"info = read_elf(Path({str(driver)!r}), cache=Path({str(tmp_path / 'cache')!r}))\n"
+        "print(info.describe, info.soname, 'elftools' in sys.modules)\n"
+    )
+    env = {**os.environ, "TRITON_TOOLCHAIN": "off"}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0] == ["ELF64", "x86-64", "libcuda.so.1", "True"]
+    assert runs[1] == ["ELF64", "x86-64", "libcuda.so.1", "False"]
