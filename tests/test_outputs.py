@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from elf_fixtures import install_driver
 from tool_fixtures import fake_host, fake_ptxas, make_writable_by_all
-
 from triton_toolchain import _outputs
 from triton_toolchain._search import Context
 from triton_toolchain._tools import LOCATORS

@@ -43,7 +43,7 @@ let
           installPhase =
             attrs.installPhase or ''
               cp -r "$src" src && chmod -R u+w src
-              ${host.python} -m pip install --quiet --no-deps --no-build-isolation --no-index --no-compile --prefix "$out" ./src
+              ${host.python} -m pip install --quiet --no-deps --no-build-isolation --no-index --no-compile --ignore-installed --prefix "$out" ./src
             '';
           installCheck = lib.optionalString (attrs ? pythonImportsCheck) ''
             PYTHONPATH="$out/${sitePackages}" ${host.python} -c 'import ${builtins.concatStringsSep ", " attrs.pythonImportsCheck}'
