@@ -14,6 +14,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from ._fs import real_path
 from ._outputs import recall, remember
 
 VERSION_TIMEOUT_S = 10.0
@@ -47,7 +48,7 @@ def insecure_reason(path: Path) -> str | None:
     everyone, lets any user replace what runs.
     """
     try:
-        real = Path(os.path.realpath(path))
+        real = real_path(path)
     except (OSError, RuntimeError):  # a symlink loop: file_problem reports it
         real = path
     for p in dict.fromkeys((path, real)):

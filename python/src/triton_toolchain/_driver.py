@@ -52,6 +52,7 @@ from pathlib import Path
 from ._checks import file_problem, insecure_reason, split_search_path
 from ._elf import machine_problem, read_elf
 from ._errors import SettingError
+from ._fs import real_path
 from ._host import Host
 from ._ldcache import LdCache, read_ld_cache
 from ._model import Choice, Rejection, Source, SourceKind
@@ -103,7 +104,7 @@ def file_version(path: Path) -> str | None:
     """The driver version in the real file's name: ``libcuda.so.1`` ->
     ``libcuda.so.580.159.04`` gives ``"580.159.04"``; WSL's ``libcuda.so.1.1`` gives ``None``."""
     try:
-        name = path.resolve().name
+        name = real_path(path).name
     except (OSError, RuntimeError):
         return None
     match = _FILE_VERSION.match(name)
@@ -116,7 +117,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 def _is_compat(path: Path) -> bool:
     try:
-        real = path.resolve()
+        real = real_path(path)
     except (OSError, RuntimeError):
         real = path
     return "compat" in path.parts or "compat" in real.parts
@@ -126,7 +127,7 @@ def stub_reason(path: Path) -> str | None:
     """``STUB_REASON`` when ``path`` is laid out as a toolkit link stub (see the module
     docstring), else ``None``."""
     try:
-        real = path.resolve()
+        real = real_path(path)
     except (OSError, RuntimeError):
         real = path
     if "stubs" in (path.parent.name, real.parent.name) or real.name == STUB:
@@ -399,7 +400,7 @@ def _refused_search_entries(host: Host) -> list[Rejection]:
 
 def _key(path: Path) -> Path:
     try:
-        return path.resolve()
+        return real_path(path)
     except (OSError, RuntimeError):  # a symlink loop
         return path
 

@@ -19,6 +19,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from ._fs import real_path
+
 CACHE_FILE = "tool-output-v1.json"
 MAX_ENTRIES = 256
 _LOCK = threading.Lock()
@@ -39,7 +41,7 @@ def cache_dir(environ: Mapping[str, str] | None) -> Path | None:
 
 def _key(path: Path, args: tuple[str, ...]) -> str | None:
     try:
-        real = os.path.realpath(path)
+        real = os.fspath(real_path(path))
         st = os.stat(real)
     except OSError:
         return None

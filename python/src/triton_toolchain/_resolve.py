@@ -20,6 +20,7 @@ from . import _compiler, _headers, _tools
 from ._catalog import ARCH_RELEASES, SPECS_TUPLE, ComponentSpec
 from ._driver import resolve_driver
 from ._errors import SettingError
+from ._fs import forget_real_paths
 from ._host import Host
 from ._manifest import Manifest, find, load
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
@@ -116,6 +117,7 @@ def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
     a component that is simply absent is a ``Choice`` without a path, explained.
     """
     _check_arch(arch)
+    forget_real_paths()
     host = host or Host.current()
     manifest_file = find(host)
     manifest = load(manifest_file) if manifest_file else None

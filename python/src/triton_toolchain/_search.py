@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._fs import real_path
 from ._host import Host
 from ._model import Choice, Rejection, Source, SourceKind
 
@@ -75,7 +76,7 @@ def search(
                 rejections.append(Rejection(str(cand.path), cand.refused, cand.source))
                 continue
             try:
-                key = cand.path.resolve()
+                key = real_path(cand.path)
             except (OSError, RuntimeError):
                 key = cand.path
             if key in judged:
