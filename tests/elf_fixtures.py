@@ -19,10 +19,8 @@ import functools
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-
-from triton_toolchain._host import Host
 
 GCC = shutil.which("gcc") or "/usr/bin/gcc"
 LDCONFIG = "/sbin/ldconfig"
@@ -135,10 +133,3 @@ def kernel_module(root: Path, version: str = REAL_VERSION) -> None:
         f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Thu Oct  9 2025\n"
         "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"
     )
-
-
-def fake_host(
-    root: Path, environ: Mapping[str, str] | None = None, machine: str = "x86_64"
-) -> Host:
-    """A ``Host`` over ``root`` with exactly ``environ`` (nothing from this process)."""
-    return Host(root=root, environ=dict(environ or {}), machine=machine)

@@ -10,13 +10,13 @@ from elf_fixtures import (
     COMPAT_VERSION,
     REAL_VERSION,
     built,
-    fake_host,
     install_driver,
     install_stub,
     install_wsl,
     kernel_module,
     write_ld_cache,
 )
+from tool_fixtures import fake_host
 from triton_toolchain._driver import (
     DRIVER_STEPS,
     STUB_REASON,
