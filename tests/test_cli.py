@@ -178,3 +178,31 @@ def test_check_manifest_judges_each_entry(tmp_path: Path) -> None:
     done = cli("check-manifest", str(bad))
     assert done.returncode == 2
     assert "components.ptxas.path" in done.stderr
+
+
+def test_lock_to_an_unwritable_place_is_exit_2_without_traceback(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    done = cli("lock", "-o", str(blocker / "manifest.json"))
+    assert done.returncode == 2
+    assert f"cannot write {blocker / 'manifest.json'}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unusable_search_directories_are_skipped_without_traceback(tmp_path: Path) -> None:
+    """A directory name longer than the system allows (as an unreadable one on Python
+    before 3.12) makes pathlib raise: such PATH, CONDA_PREFIX and HOME values are looked
+    at and passed over."""
+    too_long = "/" + "x" * 5000
+    env = {
+        "PATH": f"{too_long}:{os.environ['PATH']}",
+        "CONDA_PREFIX": too_long,
+        "CUDA_HOME": too_long,
+        "LD_LIBRARY_PATH": too_long,
+        "HOME": too_long,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    done = cli("which", "cc", env=env)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == cli("which", "cc").stdout.strip()

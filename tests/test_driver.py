@@ -352,6 +352,27 @@ def test_invalid_explicit_setting_raises(tmp_path: Path, case: str) -> None:
     assert "unset it" in message and "directory holding the NVIDIA driver's libcuda.so.1" in message
 
 
+def test_explicit_stub_directory_is_the_link_directory_when_there_is_no_driver(
+    tmp_path: Path,
+) -> None:
+    """What ``toolchain_env`` exports on a machine without a driver (a stub directory)
+    must resolve again in the child ``triton-toolchain run`` starts; with a driver on
+    the machine the same setting is a mistake and names the driver."""
+    stub = install_stub(tmp_path / "conda/lib/stubs")
+
+    libcuda, link = resolve_driver(fake_host(tmp_path), explicit=str(stub.parent))
+
+    assert libcuda.path is None
+    assert (link.path, str(link.source)) == (str(stub.parent), "env:TRITON_LIBCUDA_PATH")
+    assert NO_DRIVER in link.notes[0] and NO_DRIVER in libcuda.notes[-1]
+
+    driver = install_driver(tmp_path / X64)
+    with pytest.raises(SettingError) as info:
+        resolve_driver(fake_host(tmp_path), explicit=str(stub.parent))
+    assert STUB_REASON in str(info.value)
+    assert f"this machine's driver is {driver}" in str(info.value)
+
+
 # --- manifests ---------------------------------------------------------------------------
 
 MANIFEST = Source(SourceKind.MANIFEST, "/nix/store/abc-triton-toolchain/manifest.json")

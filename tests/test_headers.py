@@ -14,6 +14,7 @@ from tool_fixtures import (
     fake_host,
     libdevice,
     locate,
+    make_writable_by_all,
     python_include,
     write_os_release,
 )
@@ -194,6 +195,27 @@ def test_dir_without_cuda_h_or_version_is_rejected(tmp_path: Path) -> None:
         "has no cuda.h",
         "its cuda.h defines no CUDA_VERSION (not NVIDIA's cuda.h?)",
     ]
+
+
+@pytest.mark.parametrize("component", ["cuda-headers", "libdevice"])
+def test_headers_and_libdevice_in_a_world_writable_directory_are_refused(
+    tmp_path: Path, component: str
+) -> None:
+    """cuda.h is compiled into the launcher and libdevice linked into every kernel: a
+    copy anyone can replace is refused, and the next safe one is taken."""
+    if component == "cuda-headers":
+        shared = cuda_include(tmp_path / "usr/local/cuda/include")
+        safe = cuda_include(tmp_path / "opt/cuda-12.8/include")
+    else:
+        shared = libdevice(tmp_path / "usr/local/cuda/nvvm/libdevice")
+        safe = libdevice(tmp_path / "opt/cuda-12.8/nvvm/libdevice")
+    make_writable_by_all(shared if component == "cuda-headers" else shared.parent)
+
+    choice = locate(LOCATORS, component, fake_host(tmp_path))
+
+    assert choice.path == str(safe)
+    assert [r.path for r in choice.rejected] == [str(shared)]
+    assert "in a world-writable directory" in choice.rejected[0].reason
 
 
 def test_recorded_cuda_headers_version_is_taken(tmp_path: Path) -> None:

@@ -199,3 +199,13 @@ def test_to_json_round_trips(tmp_path: Path, tree: dict[str, Path]) -> None:
     assert m.components["libdevice"].path == tree["libdevice"]
     assert m.driver_dirs == (Path("/usr/lib/x86_64-linux-gnu"),)
     assert os.path.isabs(str(m.file))
+
+
+def test_nul_character_in_a_path_is_a_manifest_error(tmp_path: Path) -> None:
+    doc = {"schema": 1, "components": {"cc": {"path": "/usr/bin/\u0000gcc"}}}
+    file = _write(tmp_path / "m.json", doc)
+    with pytest.raises(ManifestError, match=r"components\.cc\.path.*NUL character"):
+        load(file)
+    doc = {"schema": 1, "driver_dirs": ["/run/\u0000lib"], "components": {}}
+    with pytest.raises(ManifestError, match=r"driver_dirs\[0\].*NUL character"):
+        load(_write(tmp_path / "m.json", doc))

@@ -229,6 +229,11 @@ def test_link_dir_stands_in_for_the_driver_in_the_export_when_there_is_no_driver
     assert toolchain_env(tc)["TRITON_LIBCUDA_PATH"] == str(conda / "lib/stubs")
     assert [c.component for c in tc.missing()] == ["libcuda"]
     assert tc.missing("compile") == ()
+    # What `triton-toolchain run` and `env` export resolves again in the child.
+    again = resolve(host=host_of(tmp_path, paths, **toolchain_env(tc)))
+    assert again["libcuda-link"].path == str(conda / "lib/stubs")
+    assert str(again["libcuda-link"].source) == "env:TRITON_LIBCUDA_PATH"
+    assert [c.component for c in again.missing()] == ["libcuda"]
 
 
 def test_this_machine_resolves_without_error() -> None:

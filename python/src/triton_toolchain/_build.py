@@ -281,7 +281,13 @@ class LauncherBuild:
         tc = self._toolchain()
         build_plan = plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
         if build_plan.driver is not None:
-            preload_driver(build_plan.driver)
+            try:
+                preload_driver(build_plan.driver)
+            except OSError as exc:
+                raise BuildError(
+                    f"cannot load the NVIDIA driver {build_plan.driver}: {exc}; "
+                    f"fix: {SPECS['libcuda'].fix}"
+                ) from exc
         return run(build_plan, tc)
 
     def __repr__(self) -> str:

@@ -131,8 +131,16 @@ def cmd_lock(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(
+                f"error: cannot write {out} ({exc}); choose another -o path "
+                f"(or run as a user who may write there)",
+                file=sys.stderr,
+            )
+            return 2
         print(f"wrote {out} ({len(components)} components)", file=sys.stderr)
     return _status(tc, "all")
 

@@ -32,11 +32,13 @@ program (``[cc, src, "-O3", ...]``), looking a bare name up on ``PATH``. So:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from ._checks import file_problem, insecure_reason, run_output
+from ._fs import glob
 from ._host import Host
 from ._layouts import path_candidates, path_step
 from ._search import Candidate, Context, Locator, Step, Verdict, discovered
@@ -82,7 +84,7 @@ def conda_compilers(host: Host) -> Iterator[Candidate]:
     prefix = host.environ.get("CONDA_PREFIX")
     if not prefix or not Path(prefix).is_absolute():
         return
-    found = sorted(Path(prefix, "bin").glob(CONDA_COMPILER_GLOB))
+    found = glob(Path(prefix, "bin"), CONDA_COMPILER_GLOB)
     found.sort(key=lambda p: triple_machine(p.name.removesuffix("-cc")) != host.machine)
     yield from (discovered("CONDA_PREFIX", p) for p in found)
 
@@ -99,7 +101,7 @@ def compiler_from_setting(host: Host, value: str) -> tuple[Path | None, str | No
     if not value.strip():
         return None, "is empty"
     path = Path(value)
-    if path.is_absolute() and (path.exists() or not any(c.isspace() for c in value)):
+    if path.is_absolute() and (os.path.exists(path) or not any(c.isspace() for c in value)):
         return path, None
     if any(c.isspace() for c in value):
         return None, (
@@ -114,10 +116,10 @@ def compiler_from_setting(host: Host, value: str) -> tuple[Path | None, str | No
     refused: list[str] = []
     for cand in path_candidates(host, value):
         if cand.refused is not None:
-            if cand.path.exists():
+            if os.path.lexists(cand.path):
                 refused.append(cand.refused)
             continue
-        if cand.path.is_file() and file_problem(cand.path, executable=True) is None:
+        if os.path.isfile(cand.path) and file_problem(cand.path, executable=True) is None:
             return cand.path, None
     ignored = f" ({'; '.join(refused)})" if refused else ""
     return None, f"{value!r} was not found on the absolute entries of PATH{ignored}"

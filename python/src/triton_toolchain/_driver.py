@@ -17,6 +17,9 @@ Guarantees:
   candidate and raises ``SettingError`` when wrong; it is never replaced silently. A
   CUDA ``compat`` copy newer than the kernel module is accepted only from it (the
   intended forward-compatibility driver); discovery rejects every version mismatch.
+  A toolkit stub directory in it (what the shim itself exports without a driver) is the
+  link directory when discovery finds no driver, and an error naming the driver when
+  it finds one.
 - A manifest's ``driver_dirs`` are checked for existence, stub layout, safety and
   version only: no pyelftools, no process.
 - ``libcuda-link`` is the driver's directory when there is a driver; otherwise the
@@ -45,14 +48,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ._catalog import CUDA_TARGET_DIRS
 from ._checks import file_problem, insecure_reason, split_search_path
 from ._elf import machine_problem, read_elf
 from ._errors import SettingError
-from ._fs import real_path
+from ._fs import glob, real_path
 from ._host import Host
 from ._ldcache import LdCache, read_ld_cache
 from ._model import Choice, Rejection, Source, SourceKind
@@ -68,11 +73,6 @@ MULTIARCH: dict[str, str] = {
     "i686": "i386-linux-gnu",
     "aarch64": "aarch64-linux-gnu",
     "ppc64le": "powerpc64le-linux-gnu",
-}
-CUDA_TARGETS: dict[str, tuple[str, ...]] = {
-    "x86_64": ("x86_64-linux",),
-    "aarch64": ("sbsa-linux", "aarch64-linux"),
-    "ppc64le": ("ppc64le-linux",),
 }
 
 _FILE_VERSION = re.compile(r"^libcuda\.so\.(\d{3,}\.\d+(?:\.\d+)?)$")
@@ -252,9 +252,7 @@ def _conf_dirs(host: Host, conf: Path, seen: set[Path], depth: int = 0) -> Itera
         if line.startswith("include") and line[7:8].isspace():
             for pattern in line[7:].split():
                 found = (
-                    host.glob(pattern)
-                    if pattern.startswith("/")
-                    else sorted(conf.parent.glob(pattern))
+                    host.glob(pattern) if pattern.startswith("/") else glob(conf.parent, pattern)
                 )
                 for inc in found:
                     if inc not in seen and depth < 8:
@@ -310,14 +308,14 @@ def conda_stubs(host: Host) -> Iterator[Candidate]:
     """``$CONDA_PREFIX/lib/stubs`` and ``$CONDA_PREFIX/targets/<triple>/lib/stubs``."""
     prefix = host.environ.get("CONDA_PREFIX", "")
     if Path(prefix).is_absolute():
-        targets = [f"targets/{t}/lib/stubs" for t in CUDA_TARGETS.get(host.machine, ())]
+        targets = [f"targets/{t}/lib/stubs" for t in CUDA_TARGET_DIRS.get(host.machine, ())]
         yield from _stub_files("CONDA_PREFIX", Path(prefix), ["lib/stubs", *targets])
 
 
 def toolkit_stubs(host: Host) -> Iterator[Candidate]:
     """``lib64/stubs`` and ``targets/<triple>/lib/stubs`` of ``CUDA_HOME``, ``CUDA_PATH``,
     ``/usr/local/cuda``, ``/usr/local/cuda-*``, ``/opt/cuda*``."""
-    targets = CUDA_TARGETS.get(host.machine, ())
+    targets = CUDA_TARGET_DIRS.get(host.machine, ())
     subdirs = ["lib64/stubs", *(f"targets/{t}/lib/stubs" for t in targets)]
     for var in ("CUDA_HOME", "CUDA_PATH"):
         value = host.environ.get(var, "")
@@ -331,7 +329,7 @@ def toolkit_stubs(host: Host) -> Iterator[Candidate]:
 def wheel_stubs(host: Host) -> Iterator[Candidate]:
     """``nvidia/<package>/lib/stubs/libcuda.so`` in pip's CUDA wheels, where one ships it."""
     for nvidia in host.nvidia_dirs:
-        for stub in sorted(nvidia.glob(f"*/lib/stubs/{STUB}")):
+        for stub in glob(nvidia, f"*/lib/stubs/{STUB}"):
             yield discovered("pip-wheel", stub)
 
 
@@ -363,17 +361,19 @@ def _from_explicit(host: Host, value: str, kernel: str | None) -> tuple[Choice, 
     if not Path(value).is_absolute():
         raise _setting_error(value, "is not an absolute path")
     directory = Path(value)
-    if not directory.exists():
+    if not os.path.exists(directory):
         raise _setting_error(value, "does not exist")
-    if not directory.is_dir():
+    if not os.path.isdir(directory):
         hint = ""
         if directory.name.startswith(STUB):
             hint = f"; Triton takes its directory, {directory.parent}"
         raise _setting_error(value, f"is a file, not a directory{hint}")
-    present = [p for p in (directory / DRIVER, directory / STUB) if p.exists() or p.is_symlink()]
+    present = [p for p in (directory / DRIVER, directory / STUB) if os.path.lexists(p)]
     if not present:
         raise _setting_error(value, f"holds neither {DRIVER} nor {STUB}")
     verdict = driver_verdict(host, present[0], kernel, forward_compat=True)
+    if verdict.problem == STUB_REASON:
+        return _explicit_stub(host, value, present[0], kernel)
     if verdict.problem:
         raise _setting_error(value, f"{present[0]}: {verdict.problem}")
     notes: tuple[str, ...] = ()
@@ -387,6 +387,26 @@ def _from_explicit(host: Host, value: str, kernel: str | None) -> tuple[Choice, 
         Choice("libcuda", str(present[0]), verdict.version, source, (), searched, notes),
         Choice("libcuda-link", value, None, source, (), searched),
     )
+
+
+def _explicit_stub(host: Host, value: str, stub: Path, kernel: str | None) -> tuple[Choice, Choice]:
+    """``TRITON_LIBCUDA_PATH`` names a toolkit stub directory: what ``toolchain_env``
+    itself exports on a machine without a driver (so ``triton-toolchain run`` and
+    ``env`` hand it to every child). Taken as the link directory when discovery finds no
+    driver either; on a machine with a driver it is a mistake (``cuInit`` fails with a
+    stub) and raises ``SettingError`` naming the driver."""
+    problem = link_verdict(host, stub).problem
+    if problem:
+        raise _setting_error(value, f"{stub}: {problem}")
+    libcuda = _discover(host, kernel, None)
+    if libcuda.path is not None:
+        raise _setting_error(
+            value, f"{stub}: {STUB_REASON}, and this machine's driver is {libcuda.path}"
+        )
+    source = Source(SourceKind.ENV, VARIABLE)
+    note = no_driver_note(value)
+    link = Choice("libcuda-link", value, None, source, (), (f"{source}: {stub}",), (note,))
+    return dataclasses.replace(libcuda, notes=(*libcuda.notes, note)), link
 
 
 def _refused_search_entries(host: Host) -> list[Rejection]:
@@ -415,7 +435,7 @@ def _survey_cache(host: Host, choice: Choice, check: Check) -> tuple[Rejection, 
     extra = []
     for cand in ld_so_cache(host):
         key = _key(cand.path)
-        if key in judged or not (cand.path.exists() or cand.path.is_symlink()):
+        if key in judged or not os.path.lexists(cand.path):
             continue
         judged.add(key)
         problem = check(cand.path).problem

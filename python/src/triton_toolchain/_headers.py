@@ -1,7 +1,9 @@
 """Locators of the header directories and ``libdevice``: ``python-headers``,
 ``cuda-headers``, ``cuda-crt-headers``, ``libdevice``.
 
-Every check here reads files only: no process, no pyelftools.
+Every check here reads files only: no process, no pyelftools. A header or libdevice in
+(or resolving into) a world-writable directory, or itself world-writable, is refused
+(``_checks.insecure_reason``): it is compiled into the launcher or linked into kernels.
 
 ``python-headers``. Search order: ``host.include_dir`` (``sysconfig``, Debian's
 ``posix_local`` already mapped by ``_host``), then ``<sys.base_prefix>/include/pythonX.Y``
@@ -33,7 +35,7 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from ._checks import file_problem
+from ._checks import file_problem, insecure_reason
 from ._host import Host
 from ._layouts import layout_steps
 from ._search import Candidate, Context, Locator, Step, Verdict, discovered
@@ -130,6 +132,9 @@ def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
         return Verdict(problem=problem)
     if not (path / "Python.h").is_file():
         return Verdict(problem=f"Python.h is missing from {path}: {_install_advice(host)}")
+    unsafe = insecure_reason(path / "Python.h")
+    if unsafe:
+        return Verdict(problem=unsafe)
     try:
         defines = dict(_PY_DEFINE.findall((path / "patchlevel.h").read_text(errors="replace")))
     except OSError:
@@ -177,6 +182,9 @@ def check_cuda_headers(host: Host, path: Path, ctx: Context) -> Verdict:
         return Verdict(problem=problem)
     if not (path / "cuda.h").is_file():
         return Verdict(problem="has no cuda.h")
+    unsafe = insecure_reason(path / "cuda.h")
+    if unsafe:
+        return Verdict(problem=unsafe)
     version = ctx.recorded_version or cuda_h_version(path / "cuda.h")
     if version is None:
         return Verdict(problem="its cuda.h defines no CUDA_VERSION (not NVIDIA's cuda.h?)")
@@ -194,7 +202,7 @@ def check_crt_headers(host: Host, path: Path, ctx: Context) -> Verdict:
         return Verdict(problem=problem)
     if not (path / CRT_MARKER).is_file():
         return Verdict(problem=f"has no {CRT_MARKER}")
-    return Verdict(ctx.recorded_version)
+    return Verdict(ctx.recorded_version, insecure_reason(path / CRT_MARKER))
 
 
 # ---------------------------------------------------------------- libdevice
@@ -274,7 +282,7 @@ def bitcode_problem(data: bytes) -> str | None:
 def check_libdevice(host: Host, path: Path, ctx: Context) -> Verdict:
     """``path`` is a complete LLVM bitcode file (``libdevice.10.bc``)."""
     del host
-    problem = file_problem(path)
+    problem = file_problem(path) or insecure_reason(path)
     if problem:
         return Verdict(problem=problem)
     try:

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._fs import glob
+
 # Interpreter architecture -> (ELF e_machine name as pyelftools spells it, ELF class).
 ELF_MACHINES: dict[str, tuple[str, int]] = {
     "x86_64": ("EM_X86_64", 64),
@@ -134,4 +136,4 @@ class Host:
 
     def glob(self, pattern: str) -> list[Path]:
         """Sorted matches of an absolute glob pattern under the root, e.g. ``/opt/cuda*``."""
-        return sorted(self.root.glob(pattern.lstrip("/")))
+        return glob(self.root, pattern.lstrip("/"))

@@ -83,13 +83,13 @@ def find(host: Host) -> Path | None:
                 f"{MANIFEST_VARIABLE}={value!r} is not an absolute path; set it to the absolute "
                 "path of a manifest file, or unset it"
             )
-        if not path.is_file():
+        if not os.path.isfile(path):
             raise SettingError(
                 f"{MANIFEST_VARIABLE}={value!r} does not name an existing file; write one with "
                 "`triton-toolchain lock -o FILE`, or unset the variable"
             )
         return path
-    return next((p for p in search_locations(host) if p.is_file()), None)
+    return next((p for p in search_locations(host) if os.path.isfile(p)), None)
 
 
 def _fail(file: Path, field: str, problem: str, fix: str) -> ManifestError:
@@ -120,6 +120,8 @@ def _check_keys(
 def _absolute(file: Path, field: str, value: str) -> Path:
     if not os.path.isabs(value):
         raise _fail(file, field, f"{value!r} is not an absolute path", "write the absolute path")
+    if "\0" in value:
+        raise _fail(file, field, f"{value!r} contains a NUL character", "write the path itself")
     return Path(value)
 
 

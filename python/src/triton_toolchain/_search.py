@@ -8,6 +8,7 @@ looked) and files already judged, and stops at the first path the check accepts.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,7 @@ def search(
     for step in steps:
         for cand in step(host):
             looked.append(f"{cand.source}: {cand.path}")
-            if not (cand.path.exists() or cand.path.is_symlink()):
+            if not os.path.lexists(cand.path):  # never raises (a name too long, say)
                 continue
             if cand.refused is not None:
                 rejections.append(Rejection(str(cand.path), cand.refused, cand.source))
