@@ -206,3 +206,13 @@ def test_unusable_search_directories_are_skipped_without_traceback(tmp_path: Pat
     assert "Traceback" not in done.stderr
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == cli("which", "cc").stdout.strip()
+
+
+def test_doctor_json_run_stays_json_and_carries_the_self_test(
+    driver_env: dict[str, str],
+) -> None:
+    done = cli("doctor", "--json", "--run", env=driver_env)
+    doc = json.loads(done.stdout)
+    steps = {step["name"].split(":")[0]: step for step in doc["self_test"]["steps"]}
+    assert doc["self_test"]["ok"] is (done.returncode == 0)
+    assert any(name.startswith("compile") and step["ok"] for name, step in steps.items())

@@ -68,17 +68,25 @@ def _status(tc: Toolchain, stage: str | None) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     tc = resolve(args.arch)
-    if args.json:
-        print(json.dumps(tc.to_dict(), indent=2))
-    else:
-        print(doctor_report(tc, verbose=args.verbose, header=_header(tc)))
     status = _status(tc, args.stage)
+    report = None
     if args.run:
         from ._selftest import self_test
 
         report = self_test(tc)
-        print("\n" + report.text)
         status = status or (0 if report.ok else 1)
+    if args.json:
+        doc = tc.to_dict()
+        if report is not None:
+            doc["self_test"] = {
+                "ok": report.ok,
+                "steps": [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in report.steps],
+            }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(doctor_report(tc, verbose=args.verbose, header=_header(tc)))
+        if report is not None:
+            print("\n" + report.text)
     return status
 
 
