@@ -20,7 +20,12 @@ LATEST_TRITON = "3.9.0"
 # Releases without triton.knobs (3.3, pinned by torch 2.7) and the one the reference
 # GPU host runs (3.6, torch 2.11): the tests that drive Triton run against each.
 OLDER_TRITONS = ("3.3.1", "3.6.0")
-TRITON_TESTS = ("tests/test_activate.py", "tests/test_build.py", "tests/test_selftest.py")
+TRITON_TESTS = (
+    "tests/test_activate.py",
+    "tests/test_build.py",
+    "tests/test_layouts.py",
+    "tests/test_selftest.py",
+)
 
 
 def _install(session: nox.Session, triton: str) -> None:

@@ -13,6 +13,9 @@ Actions: ``"compile:<cc>"`` (ahead-of-time compile for ``sm_<cc>``), ``"cuda_uti
 (Triton builds and loads its ``cuda_utils`` module), ``"activate-again"`` (a second
 ``activate()``), ``"is_active"`` (Triton 3.9's ctypes probe of the driver).
 Each action reports ``ok``, or the exception's type (with its base classes) and message.
+The report also carries the activation (with the resolved toolchain: every component's
+path, source and rejected candidates), the ``libcuda`` files mapped into the process and
+the stand-ins' markers.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def _activation() -> dict[str, Any] | None:
         "kept": dict(act.kept),
         "driver": act.driver,
         "notes": list(act.notes),
+        "toolchain": act.toolchain.to_dict() if act.toolchain is not None else None,
     }
 
 

@@ -4,6 +4,11 @@ and headers; and a runner of ``scenario.py`` in a fresh interpreter.
 
 The recording wrapper appends ``"<its path> <args>"`` to a log, then execs the real
 ptxas from Triton's wheel, so a test proves which binary Triton ran for which target.
+
+Discovery (no manifest) is tested at the real system paths: ``Namespace`` lists mounts
+made in a private mount namespace (``unshare -m``, as root) before the scenario's
+interpreter starts, e.g. a directory bound over ``/run`` or Triton's ``bin``; nothing
+outside that process changes.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -26,6 +33,8 @@ SRC = ROOT / "python" / "src"
 PTH = SRC / "triton_toolchain.pth"
 SCENARIO = Path(__file__).resolve().parent / "scenario.py"
 SCENARIO_TIMEOUT_S = 300
+# Triton's backends/nvidia/bin, as every release since 3.3 ships it.
+BUNDLED_TOOLS = ("ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm")
 
 
 def triton_version() -> tuple[int, int]:
@@ -95,15 +104,21 @@ class Layout:
 
     def ptxas_runs(self) -> list[tuple[str, str]]:
         """``(wrapper directory name, --gpu-name value)`` of each assembler run."""
-        if not self.log.exists():
-            return []
-        runs = []
-        for line in self.log.read_text().splitlines():
-            tool, *args = line.split()
-            gpu = [a.split("=", 1)[1] for a in args if a.startswith("--gpu-name=")]
-            if gpu:
-                runs.append((Path(tool).parent.name, gpu[0]))
-        return runs
+        return [(Path(tool).parent.name, gpu) for tool, gpu in assembler_runs(self.log)]
+
+
+def assembler_runs(log: Path) -> list[tuple[str, str]]:
+    """``(the path Triton ran, --gpu-name value)`` of each assembler run that recording
+    wrappers logged to ``log`` (``--version`` queries are not runs)."""
+    if not log.exists():
+        return []
+    runs = []
+    for line in log.read_text().splitlines():
+        tool, *args = line.split()
+        gpu = [a.split("=", 1)[1] for a in args if a.startswith("--gpu-name=")]
+        if gpu:
+            runs.append((tool, gpu[0]))
+    return runs
 
 
 def python_include() -> str:
@@ -139,16 +154,16 @@ def make_layout(root: Path, *, driver: bool = True, stub: bool = False) -> Layou
     return layout
 
 
-def scenario_env(layout: Layout, **extra: str) -> dict[str, str]:
-    """A clean environment: no TRITON_* or CC of the caller's, the layout's manifest, a
-    private Triton cache and HOME."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("TRITON") and k not in ("CC", "LD_LIBRARY_PATH", "PYTHONPATH")
-    }
+def scenario_env(layout: Layout, *, manifest: bool = True, **extra: str) -> dict[str, str]:
+    """A clean environment: no TRITON_*, CC, LD_LIBRARY_PATH, CUDA or conda variables
+    of the caller's, the layout's manifest (``manifest=False``: none, for discovery), a
+    private Triton cache and HOME (so no user manifest or remembered tool answers)."""
+    dropped = ("CC", "LD_LIBRARY_PATH", "PYTHONPATH", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+    dropped += ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON") and k not in dropped}
+    if manifest:
+        env["TRITON_TOOLCHAIN_MANIFEST"] = str(layout.manifest)
     env.update(
-        TRITON_TOOLCHAIN_MANIFEST=str(layout.manifest),
         TRITON_CACHE_DIR=str(layout.root / "cache"),
         HOME=str(layout.root / "home"),
         PYTHONPATH=os.pathsep.join([str(SRC), str(Path(__file__).parent)]),
@@ -156,6 +171,51 @@ def scenario_env(layout: Layout, **extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+@dataclass
+class Namespace:
+    """Mounts made, in order, in a private mount namespace before the scenario's
+    interpreter starts (root only: ``unshare -m --propagation private``)."""
+
+    mounts: list[list[str]] = field(default_factory=list)
+
+    def bind(self, source: Path, target: Path | str) -> Namespace:
+        """Show ``source`` (a file or directory) at ``target``, which must exist."""
+        self.mounts.append(["--bind", str(source), str(target)])
+        return self
+
+    def tmpfs(self, target: Path | str) -> Namespace:
+        """An empty directory over ``target`` (e.g. hiding ``/usr/sbin``'s ldconfig)."""
+        self.mounts.append(["-t", "tmpfs", "-o", "mode=0755", "tmpfs", str(target)])
+        return self
+
+    def argv(self, command: list[str]) -> list[str]:
+        """``command`` run inside the namespace, after the mounts (``mount -n``: no
+        record written to /run/mount)."""
+        unshare, mount = _tool("unshare"), _tool("mount")
+        lines = ["set -e", *(shlex.join([mount, "-n", *m]) for m in self.mounts), 'exec "$@"']
+        script = "\n".join(lines)
+        return [unshare, "-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", *command]
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    assert found, f"{name} is not installed; install util-linux and mount (see README)"
+    return found
+
+
+def record_bundled_tools(namespace: Namespace, root: Path, log: Path) -> Path:
+    """Replace, in ``namespace``, Triton's ``backends/nvidia/bin`` by recording wrappers
+    of its own binaries (reached through ``root/triton-bin``, a second view of the real
+    directory), so that the log names the bundled path Triton ran. Returns that path."""
+    bundled = nvidia_dir() / "bin"
+    real, wrappers = root / "triton-bin", root / "triton-bin-wrappers"
+    real.mkdir(parents=True)
+    for name in BUNDLED_TOOLS:
+        recording_tool(wrappers / name, real / name, log)
+    namespace.bind(bundled, real).bind(wrappers, bundled)
+    return bundled
 
 
 def pth_dir(root: Path) -> Path:
@@ -174,15 +234,18 @@ def run_scenario(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     python_flags: tuple[str, ...] = (),
+    namespace: Namespace | None = None,
 ) -> dict[str, Any]:
-    """Run ``scenario.py`` in a fresh interpreter and return its report."""
+    """Run ``scenario.py`` in a fresh interpreter (inside ``namespace``'s mounts when
+    given) and return its report."""
     config = {"activation": activation, "actions": actions, "pth_dir": str(pth_dir(layout.root))}
     env = dict(env if env is not None else scenario_env(layout))
     if activation == "none":
         # Stock Triton even where the shim is installed with its .pth (as nox installs it).
         env["TRITON_TOOLCHAIN"] = "off"
+    command = [sys.executable, *python_flags, str(SCENARIO), json.dumps(config)]
     done = subprocess.run(
-        [sys.executable, *python_flags, str(SCENARIO), json.dumps(config)],
+        namespace.argv(command) if namespace is not None else command,
         env=env,
         cwd=cwd or layout.root,
         capture_output=True,
