@@ -229,3 +229,29 @@ def test_run_with_toolchain_reports_a_missing_program(tmp_path: Path) -> None:
     )
     assert done.returncode == 127
     assert "command not found" in done.stderr
+
+
+def test_doctor_names_a_ptxas_this_triton_cannot_use(tmp_path: Path) -> None:
+    """Triton 3.3 knows no PTX version for CUDA 13 (its own ``ptx_get_version`` raises);
+    3.6 and newer know it. doctor asks the installed Triton and says so."""
+    from tool_fixtures import fake_ptxas
+
+    cuda13 = fake_ptxas(tmp_path / "cuda-13/bin", "13.0")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k != "CC"}
+    env.update(
+        TRITON_PTXAS_PATH=str(cuda13),
+        TRITON_PTXAS_BLACKWELL_PATH=str(cuda13),
+        TRITON_TOOLCHAIN="off",
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--for", "compile"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    refuses = triton_version() < (3, 6)
+    assert ("refused by Triton: ptxas " in done.stdout) is refuses, done.stdout
+    assert ("cannot use a CUDA 13.0 ptxas" in done.stdout) is refuses
+    assert done.returncode == (1 if refuses else 0), done.stdout + done.stderr

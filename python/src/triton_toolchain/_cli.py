@@ -69,6 +69,10 @@ def _status(tc: Toolchain, stage: str | None) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     tc = resolve(args.arch)
     status = _status(tc, args.stage)
+    from ._patches import unusable_tools
+
+    refused = unusable_tools(tc) if args.stage != "launch" else ()
+    status = status or (1 if refused else 0)
     report = None
     if args.run:
         from ._selftest import self_test
@@ -77,6 +81,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         status = status or (0 if report.ok else 1)
     if args.json:
         doc = tc.to_dict()
+        doc["refused_by_triton"] = list(refused)
         if report is not None:
             doc["self_test"] = {
                 "ok": report.ok,
@@ -85,6 +90,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(doctor_report(tc, verbose=args.verbose, header=_header(tc)))
+        for problem in refused:
+            print(
+                f"\nrefused by Triton: {problem}; fix: point TRITON_PTXAS_PATH / "
+                "TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
+            )
         if report is not None:
             print("\n" + report.text)
     return status

@@ -21,6 +21,8 @@ replacement someone else installed after ours (``Patches.patch``):
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import inspect
 import os
 import sys
@@ -167,6 +169,30 @@ def _usable_release(release: str, namespace: Namespace) -> str | None:
             f"version for that release)"
         )
     return None
+
+
+def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
+    """What the installed Triton itself refuses of the chosen ptxas releases, asked of
+    its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA 13).
+    Imports Triton's NVIDIA compiler module: for ``doctor``, not for activation."""
+    if importlib.util.find_spec("triton") is None:
+        return ()
+    try:
+        importlib.import_module(COMPILER)
+    except Exception as exc:  # a broken Triton install is worth a line, not a traceback
+        return (f"Triton's NVIDIA compiler cannot be imported ({type(exc).__name__}: {exc})",)
+    spaces = namespaces("compiler")
+    if not spaces:
+        return ()
+    namespace = spaces[0][1]
+    problems = []
+    for name in ("ptxas", "ptxas-blackwell"):
+        choice = tc[name]
+        if choice.path is not None and choice.version is not None:
+            problem = _usable_release(choice.version, namespace)
+            if problem:
+                problems.append(f"{name} {choice.path}: {problem}")
+    return tuple(problems)
 
 
 def check_ptxas(
