@@ -55,3 +55,34 @@ def test_a_broken_toolchain_fails_the_self_test(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "('build launcher', False)" in done.stdout
     assert "MissingComponentError" in done.stdout
+
+
+def test_the_compiled_kernel_takes_what_the_driver_launch_passes(tmp_path: Path) -> None:
+    """The torch-free launch passes three pointers, the element count, and a null for
+    every further parameter; the PTX this Triton emits must take exactly that."""
+    code = (
+        "import re, triton\n"
+        "from triton.backends.compiler import GPUTarget\n"
+        "from triton_toolchain._selftest import _source, ptx_param_count\n"
+        "k = triton.compile(_source(), target=GPUTarget('cuda', 90, 32))\n"
+        "entry = re.search(r'\\.entry\\s+' + re.escape(k.metadata.name) + r'\\s*\\((.*?)\\)',"
+        " k.asm['ptx'], re.S).group(1)\n"
+        "print(ptx_param_count(k.asm['ptx'], k.metadata.name),"
+        " ' '.join(re.findall(r'\\.param\\s+\\.(\\w+)', entry)),"
+        " getattr(k.metadata, 'global_scratch_size', 0))\n"
+    )
+    env = scenario_env(make_layout(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    count, *types, scratch = done.stdout.split()
+    assert int(count) == len(types) >= 4
+    assert types[:4] == ["u64", "u64", "u64", "u32"]
+    assert all(t == "u64" for t in types[4:])
+    assert scratch == "0"

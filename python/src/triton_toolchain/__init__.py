@@ -6,6 +6,8 @@ says where each came from; ``activate()`` makes Triton use the result.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._activate import Activation as Activation
 from ._activate import activate as activate
 from ._errors import BuildError as BuildError
@@ -30,6 +32,7 @@ __all__ = [
     "ManifestError",
     "MissingComponentError",
     "Rejection",
+    "SelfTestReport",
     "SettingError",
     "Source",
     "SourceKind",
@@ -38,4 +41,15 @@ __all__ = [
     "activate",
     "after_triton_import",
     "resolve",
+    "self_test",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``self_test`` and ``SelfTestReport`` (``doctor --run``) load on first use: the
+    self-test is not needed when ``import triton`` activates the shim."""
+    if name in ("self_test", "SelfTestReport"):
+        from . import _selftest
+
+        return getattr(_selftest, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

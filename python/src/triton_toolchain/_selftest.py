@@ -9,7 +9,8 @@ Steps, each reported as ok, failed (with the error) or skipped (with the reason)
    against the link stub only (it cannot be loaded) and say so;
 4. with ``launch`` and a GPU: run the kernel on 4097 floats and compare. Triton 3.9 and
    newer launch without torch (device memory through the driver's ``cuMemAlloc``);
-   older releases need torch (their ``GPUDriver.__init__`` imports it). Without a GPU
+   older releases launch through torch (their ``GPUDriver.__init__`` imports it) and,
+   without torch, the cubin is launched with ``cuLaunchKernel`` directly. Without a GPU
    the test stops after step 3 and says so.
 """
 
@@ -170,7 +171,10 @@ def _launch() -> str:
 
     torch_free = hasattr(CudaDriver, "_get_current_stream") and "torch" not in sys.modules
     if not torch_free:
-        return _launch_with_torch()
+        try:
+            return _launch_with_torch()
+        except _NoTorch:
+            return _launch_through_the_driver()
     try:
         target = driver.active.get_current_target()
     except RuntimeError as exc:
@@ -182,7 +186,7 @@ def _launch_with_torch() -> str:
     try:
         import torch  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError as exc:
-        raise _Skipped("this Triton launches through torch, which is not installed") from exc
+        raise _NoTorch from exc
 
     from . import _kernel
 
@@ -213,6 +217,109 @@ class _Cuda:
         status = getattr(self.lib, name)(*args)
         if status != 0:
             raise RuntimeError(f"{name} failed with CUresult {status}")
+
+
+class _NoTorch(Exception):
+    """This Triton launches through torch, and torch is not installed."""
+
+
+# CUdevice_attribute values (cuda.h): the compute capability's major and minor numbers.
+_CC_MAJOR, _CC_MINOR = 75, 76
+_PTX_ENTRY = r"\.entry\s+{name}\s*\((.*?)\)"
+
+
+def ptx_param_count(ptx: str, name: str) -> int:
+    """How many parameters the PTX entry ``name`` takes: the kernel's own arguments plus
+    the scratch pointers that newer Tritons append (3.3 adds one, 3.5 another)."""
+    import re
+
+    match = re.search(_PTX_ENTRY.format(name=re.escape(name)), ptx, re.DOTALL)
+    if match is None:
+        raise RuntimeError(f"the PTX has no entry {name!r}")
+    return match.group(1).count(".param")
+
+
+def _launch_through_the_driver() -> str:
+    """Compile for this GPU and launch the cubin with ``cuLaunchKernel`` directly: for
+    Tritons whose own launcher needs torch, when torch is not installed. The toolchain
+    is the same (Triton's compiler and ptxas, the loaded driver); only the launch
+    differs from Triton's."""
+    import array
+
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    from . import _kernel
+
+    cuda = _Cuda()
+    cuda("cuInit", 0)
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    cuda("cuDeviceGet", ctypes.byref(device), 0)
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    cuda("cuDeviceGetAttribute", ctypes.byref(major), _CC_MAJOR, device)
+    cuda("cuDeviceGetAttribute", ctypes.byref(minor), _CC_MINOR, device)
+    arch = major.value * 10 + minor.value
+    cuda("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
+    cuda("cuCtxSetCurrent", context)
+    kernel = triton.compile(_source(), target=GPUTarget("cuda", arch, 32))
+    meta = kernel.metadata
+    if getattr(meta, "global_scratch_size", 0):
+        raise _Skipped("this kernel needs Triton's global scratch memory: not launched")
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    cuda("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(kernel.asm["cubin"]))
+    cuda("cuModuleGetFunction", ctypes.byref(function), module, meta.name.encode())
+    x = array.array("f", (float(i) for i in range(N)))
+    y = array.array("f", (0.5 * i for i in range(N)))
+    size = N * x.itemsize
+    pointers = [ctypes.c_uint64() for _ in range(3)]
+    try:
+        for p in pointers:
+            cuda("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(size))
+        for p, host in zip(pointers, (x, y), strict=False):
+            cuda(
+                "cuMemcpyHtoD_v2", p, ctypes.c_void_p(host.buffer_info()[0]), ctypes.c_size_t(size)
+            )
+        count = ptx_param_count(kernel.asm["ptx"], meta.name)
+        values: list[Any] = [*pointers, ctypes.c_int32(N)]
+        values += [ctypes.c_uint64(0) for _ in range(count - len(values))]  # no scratch
+        params = (ctypes.c_void_p * count)(
+            *(ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values)
+        )
+        grid = triton_cdiv(N, _kernel.BLOCK)
+        cuda(
+            "cuLaunchKernel",
+            function,
+            grid,
+            1,
+            1,
+            32 * meta.num_warps,
+            1,
+            1,
+            meta.shared,
+            None,
+            params,
+            None,
+        )
+        cuda("cuCtxSynchronize")
+        out = array.array("f", bytes(size))
+        cuda(
+            "cuMemcpyDtoH_v2",
+            ctypes.c_void_p(out.buffer_info()[0]),
+            pointers[2],
+            ctypes.c_size_t(size),
+        )
+    finally:
+        for p in pointers:
+            if p.value:
+                cuda("cuMemFree_v2", p)
+        if module.value:
+            cuda("cuModuleUnload", module)
+    if list(out) != [a + b for a, b in zip(x, y, strict=True)]:
+        raise AssertionError("the kernel computed a wrong sum")
+    return (
+        f"vector add of {N} floats on sm_{arch} is correct (launched with cuLaunchKernel: "
+        f"this Triton's launcher needs torch, which is not installed)"
+    )
 
 
 def _launch_torch_free(target: Any) -> str:
