@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._catalog import SPECS
+from ._driver import loaded_drivers
 from ._errors import BuildError, MissingComponentError
 from ._model import Toolchain
 
@@ -240,21 +241,6 @@ def preload_driver(path: str) -> str:
         raise ValueError(f"the driver must be loaded by its absolute path, not {path!r}")
     ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     return path
-
-
-def loaded_drivers() -> list[str]:
-    """Paths of the ``libcuda.so*`` files mapped into this process, from ``/proc/self/maps``."""
-    try:
-        text = Path("/proc/self/maps").read_text(errors="replace")
-    except OSError:
-        return []
-    found: list[str] = []
-    for line in text.splitlines():
-        fields = line.split(None, 5)
-        name = fields[5] if len(fields) == 6 else ""
-        if os.path.basename(name).startswith("libcuda.so") and name not in found:
-            found.append(name)
-    return found
 
 
 class LauncherBuild:

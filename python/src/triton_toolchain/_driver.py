@@ -178,22 +178,29 @@ def link_verdict(host: Host, path: Path) -> Verdict:
 # --- discovery steps ----------------------------------------------------------------------
 
 
+def loaded_drivers() -> list[str]:
+    """Paths of the ``libcuda.so*`` files mapped into this process, from
+    ``/proc/self/maps``, in the order they appear."""
+    try:
+        lines = Path("/proc/self/maps").read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    found: dict[str, None] = {}
+    for line in lines:
+        fields = line.split(None, 5)
+        path = fields[5] if len(fields) == 6 else ""
+        if Path(path).name.startswith("libcuda.so"):
+            found[path] = None
+    return list(found)
+
+
 def loaded_in_process(host: Host) -> Iterator[Candidate]:
     """``libcuda.so*`` already mapped into this process (only when ``host.root`` is ``/``:
     another root is not this process)."""
     if host.root != Path("/"):
         return
-    try:
-        lines = Path("/proc/self/maps").read_text(errors="replace").splitlines()
-    except OSError:
-        return
-    seen: set[str] = set()
-    for line in lines:
-        fields = line.split(None, 5)
-        path = fields[5] if len(fields) == 6 else ""
-        if Path(path).name.startswith("libcuda.so") and path not in seen:
-            seen.add(path)
-            yield discovered("loaded-in-process", path)
+    for path in loaded_drivers():
+        yield discovered("loaded-in-process", path)
 
 
 def nixos_driver_link(host: Host) -> Iterator[Candidate]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._driver import loaded_drivers
 from ._model import Toolchain
 
 N = 4097
@@ -146,7 +147,7 @@ def _build_launcher(tc: Toolchain) -> str:
         from triton.backends.nvidia.driver import CudaUtils  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
         CudaUtils()
-        return f"built and loaded; driver {', '.join(_build.loaded_drivers())}"
+        return f"built and loaded; driver {', '.join(loaded_drivers())}"
     nvidia = _nvidia_dir()
     with tempfile.TemporaryDirectory() as out:
         build_plan = _build.plan(
