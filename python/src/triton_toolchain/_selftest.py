@@ -253,9 +253,12 @@ def _launch_through_the_driver() -> str:
     from . import _kernel
 
     cuda = _Cuda()
-    cuda("cuInit", 0)
     device, context = ctypes.c_int(), ctypes.c_void_p()
-    cuda("cuDeviceGet", ctypes.byref(device), 0)
+    try:
+        cuda("cuInit", 0)
+        cuda("cuDeviceGet", ctypes.byref(device), 0)
+    except RuntimeError as exc:
+        raise _Skipped(f"no usable GPU ({exc}): stopped after the build") from exc
     major, minor = ctypes.c_int(), ctypes.c_int()
     cuda("cuDeviceGetAttribute", ctypes.byref(major), _CC_MAJOR, device)
     cuda("cuDeviceGetAttribute", ctypes.byref(minor), _CC_MINOR, device)
