@@ -106,3 +106,22 @@ def test_elf_facts_spare_the_next_process_pyelftools(tmp_path: Path) -> None:
     ]
     assert runs[0] == ["ELF64", "x86-64", "libcuda.so.1", "True"]
     assert runs[1] == ["ELF64", "x86-64", "libcuda.so.1", "False"]
+
+
+def test_a_checked_libdevice_is_remembered_and_a_changed_one_checked_again(
+    tmp_path: Path,
+) -> None:
+    from tool_fixtures import libdevice
+    from triton_toolchain._headers import LOCATORS as HEADER_LOCATORS
+
+    host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    bc = libdevice(tmp_path / "nvvm/libdevice")
+    check = HEADER_LOCATORS["libdevice"].check
+    assert check(host, bc, Context()).problem is None
+    cache = tmp_path / "cache/triton-toolchain" / _outputs.CACHE_FILE
+    assert str(bc) in cache.read_text()
+    # Truncated in place (a new size): checked again, and refused.
+    bc.write_bytes(bc.read_bytes()[:1000])
+    _outputs._LOADED.clear()
+    verdict = check(host, bc, Context())
+    assert verdict.problem is not None

@@ -38,6 +38,7 @@ from pathlib import Path
 from ._checks import file_problem, insecure_reason
 from ._host import Host
 from ._layouts import layout_steps
+from ._outputs import recall, remember
 from ._search import Candidate, Context, Locator, Step, Verdict, discovered
 
 # ---------------------------------------------------------------- python-headers
@@ -279,17 +280,26 @@ def bitcode_problem(data: bytes) -> str | None:
     return None
 
 
+_BITCODE_CHECKED = ("(complete LLVM bitcode, v1)",)
+
+
 def check_libdevice(host: Host, path: Path, ctx: Context) -> Verdict:
-    """``path`` is a complete LLVM bitcode file (``libdevice.10.bc``)."""
-    del host
+    """``path`` is a complete LLVM bitcode file (``libdevice.10.bc``). The whole file is
+    read and walked once per file version; later processes reuse the verdict (see
+    ``_outputs``)."""
     problem = file_problem(path) or insecure_reason(path)
     if problem:
         return Verdict(problem=problem)
+    if recall(host.output_cache, path, _BITCODE_CHECKED) is not None:
+        return Verdict(ctx.recorded_version)
     try:
         data = path.read_bytes()
     except OSError as exc:
         return Verdict(problem=f"cannot be read: {exc.strerror or exc}")
-    return Verdict(ctx.recorded_version, bitcode_problem(data))
+    problem = bitcode_problem(data)
+    if problem is None:
+        remember(host.output_cache, path, _BITCODE_CHECKED, "ok")
+    return Verdict(ctx.recorded_version, problem)
 
 
 # ---------------------------------------------------------------- locators
