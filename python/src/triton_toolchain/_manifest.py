@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,8 +214,3 @@ def to_json(
         for name, (path, version) in components.items()
     }
     return json.dumps(doc, indent=2) + "\n"
-
-
-def python_prefix_manifest() -> Path:
-    """``sys.prefix/share/triton-toolchain/manifest.json``, where ``lock --install`` writes."""
-    return Path(sys.prefix) / "share" / "triton-toolchain" / "manifest.json"
