@@ -78,23 +78,27 @@ def run_with_driver_api():
     return all(o == 3 * i for i, o in enumerate(out))
 
 
+def triton_launches_without_torch():
+    """Triton 3.9 and newer; older releases' CUDA driver imports torch."""
+    from triton.backends.nvidia.driver import CudaDriver
+
+    return hasattr(CudaDriver, "_get_current_stream")
+
+
 def main():
     try:
         import torch
     except ImportError:
-        try:
-            ok = run_with_driver_api()
-        except ModuleNotFoundError as e:
-            if e.name != "torch":
-                raise
+        if not triton_launches_without_torch():
             # This Triton's launcher needs torch: the shim's self-test compiles the
-            # same kind of kernel with the same toolchain and launches the cubin
-            # through the driver API itself.
+            # same kind of kernel with the same toolchain, builds and loads Triton's
+            # launcher, and launches the cubin through the driver API itself.
             from triton_toolchain import self_test
 
             report = self_test()
             print(report.text)
             return 0 if report.ok else 1
+        ok = run_with_driver_api()
     else:
         ok = run_with_torch(torch)
     print(f"vector-add: Triton {triton.__version__}, {N} elements:", "OK" if ok else "WRONG RESULT")

@@ -12,7 +12,7 @@ echo "== doctor --run, torch blocked"
 "$PY" -c "$block; from triton_toolchain._cli import main; sys.exit(main(['doctor', '--run']))" 2>&1 | tail -6
 echo "exit status ${PIPESTATUS[0]}"
 echo "== nix/vector-add.py, torch blocked"
-"$PY" -c "$block; exec(compile(open('$HERE/nix/vector-add.py').read(), 'vector-add.py', 'exec'))" 2>&1 | tail -6
+"$PY" -c "$block; import runpy; runpy.run_path('$HERE/nix/vector-add.py', run_name='__main__')" 2>&1 | tail -6
 echo "exit status ${PIPESTATUS[0]}"
 echo "== nix/vector-add.py, with torch"
 "$PY" "$HERE/nix/vector-add.py" 2>&1 | tail -3
