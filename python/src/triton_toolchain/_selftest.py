@@ -240,86 +240,87 @@ def ptx_param_count(ptx: str, name: str) -> int:
     return match.group(1).count(".param")
 
 
-def _launch_through_the_driver() -> str:
-    """Compile for this GPU and launch the cubin with ``cuLaunchKernel`` directly: for
-    Tritons whose own launcher needs torch, when torch is not installed. The toolchain
-    is the same (Triton's compiler and ptxas, the loaded driver); only the launch
-    differs from Triton's."""
-    import array
-
-    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-    from . import _kernel
-
-    cuda = _Cuda()
+def _current_device(cuda: _Cuda) -> ctypes.c_int:
+    """Initialise the driver and make device 0's primary context current; no usable GPU
+    stops the launch as skipped."""
     device, context = ctypes.c_int(), ctypes.c_void_p()
     try:
         cuda("cuInit", 0)
         cuda("cuDeviceGet", ctypes.byref(device), 0)
     except RuntimeError as exc:
         raise _Skipped(f"no usable GPU ({exc}): stopped after the build") from exc
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    cuda("cuDeviceGetAttribute", ctypes.byref(major), _CC_MAJOR, device)
-    cuda("cuDeviceGetAttribute", ctypes.byref(minor), _CC_MINOR, device)
-    arch = major.value * 10 + minor.value
     cuda("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
     cuda("cuCtxSetCurrent", context)
-    kernel = triton.compile(_source(), target=GPUTarget("cuda", arch, 32))
-    meta = kernel.metadata
-    if getattr(meta, "global_scratch_size", 0):
-        raise _Skipped("this kernel needs Triton's global scratch memory: not launched")
-    module, function = ctypes.c_void_p(), ctypes.c_void_p()
-    cuda("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(kernel.asm["cubin"]))
-    cuda("cuModuleGetFunction", ctypes.byref(function), module, meta.name.encode())
+    return device
+
+
+def _add_on_device(cuda: _Cuda, launch: Callable[[list[ctypes.c_uint64]], None]) -> None:
+    """Copy two vectors of ``N`` floats to the GPU, ``launch(pointers)`` the kernel on
+    ``x, y, out``, and check ``out == x + y``; device memory is freed in every case."""
+    import array
+
     x = array.array("f", (float(i) for i in range(N)))
     y = array.array("f", (0.5 * i for i in range(N)))
     size = N * x.itemsize
     pointers = [ctypes.c_uint64() for _ in range(3)]
+    out = array.array("f", bytes(size))
     try:
         for p in pointers:
             cuda("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(size))
         for p, host in zip(pointers, (x, y), strict=False):
-            cuda(
-                "cuMemcpyHtoD_v2", p, ctypes.c_void_p(host.buffer_info()[0]), ctypes.c_size_t(size)
-            )
-        count = ptx_param_count(kernel.asm["ptx"], meta.name)
+            address = host.buffer_info()[0]
+            cuda("cuMemcpyHtoD_v2", p, ctypes.c_void_p(address), ctypes.c_size_t(size))
+        launch(pointers)
+        cuda("cuCtxSynchronize")
+        address = out.buffer_info()[0]
+        cuda("cuMemcpyDtoH_v2", ctypes.c_void_p(address), pointers[2], ctypes.c_size_t(size))
+    finally:
+        for p in pointers:
+            if p.value:
+                cuda("cuMemFree_v2", p)
+    if list(out) != [a + b for a, b in zip(x, y, strict=True)]:
+        raise AssertionError("the kernel computed a wrong sum")
+
+
+def _launch_through_the_driver() -> str:
+    """Compile for this GPU and launch the cubin with ``cuLaunchKernel`` directly: for
+    Tritons whose own launcher needs torch, when torch is not installed. The toolchain
+    is the same (Triton's compiler and ptxas, the loaded driver); only the launch
+    differs from Triton's."""
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    from . import _kernel
+
+    cuda = _Cuda()
+    device = _current_device(cuda)
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    cuda("cuDeviceGetAttribute", ctypes.byref(major), _CC_MAJOR, device)
+    cuda("cuDeviceGetAttribute", ctypes.byref(minor), _CC_MINOR, device)
+    arch = major.value * 10 + minor.value
+    kernel = triton.compile(_source(), target=GPUTarget("cuda", arch, 32))
+    meta = kernel.metadata
+    if getattr(meta, "global_scratch_size", 0):
+        raise _Skipped("this kernel needs Triton's global scratch memory: not launched")
+    count = ptx_param_count(kernel.asm["ptx"], meta.name)
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    cuda("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(kernel.asm["cubin"]))
+
+    def launch(pointers: list[ctypes.c_uint64]) -> None:
         values: list[Any] = [*pointers, ctypes.c_int32(N)]
         values += [ctypes.c_uint64(0) for _ in range(count - len(values))]  # no scratch
         params = (ctypes.c_void_p * count)(
             *(ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values)
         )
         grid = triton_cdiv(N, _kernel.BLOCK)
-        cuda(
-            "cuLaunchKernel",
-            function,
-            grid,
-            1,
-            1,
-            32 * meta.num_warps,
-            1,
-            1,
-            meta.shared,
-            None,
-            params,
-            None,
-        )
-        cuda("cuCtxSynchronize")
-        out = array.array("f", bytes(size))
-        cuda(
-            "cuMemcpyDtoH_v2",
-            ctypes.c_void_p(out.buffer_info()[0]),
-            pointers[2],
-            ctypes.c_size_t(size),
-        )
+        threads = 32 * meta.num_warps
+        cuda("cuLaunchKernel", function, grid, 1, 1, threads, 1, 1, meta.shared, None, params, None)
+
+    try:
+        cuda("cuModuleGetFunction", ctypes.byref(function), module, meta.name.encode())
+        _add_on_device(cuda, launch)
     finally:
-        for p in pointers:
-            if p.value:
-                cuda("cuMemFree_v2", p)
-        if module.value:
-            cuda("cuModuleUnload", module)
-    if list(out) != [a + b for a, b in zip(x, y, strict=True)]:
-        raise AssertionError("the kernel computed a wrong sum")
+        cuda("cuModuleUnload", module)
     return (
         f"vector add of {N} floats on sm_{arch} is correct (launched with cuLaunchKernel: "
         f"this Triton's launcher needs torch, which is not installed)"
@@ -327,42 +328,13 @@ def _launch_through_the_driver() -> str:
 
 
 def _launch_torch_free(target: Any) -> str:
-    import array
-
     import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    cuda = _Cuda()
-    cuda("cuInit", 0)
-    device, context = ctypes.c_int(), ctypes.c_void_p()
-    cuda("cuDeviceGet", ctypes.byref(device), 0)
-    cuda("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
-    cuda("cuCtxSetCurrent", context)
-    x = array.array("f", (float(i) for i in range(N)))
-    y = array.array("f", (0.5 * i for i in range(N)))
-    size = N * x.itemsize
-    pointers = [ctypes.c_uint64() for _ in range(3)]
-    try:
-        for p in pointers:
-            cuda("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(size))
-        for p, host in zip(pointers, (x, y), strict=False):
-            address = host.buffer_info()[0]
-            cuda("cuMemcpyHtoD_v2", p, ctypes.c_void_p(address), ctypes.c_size_t(size))
-        kernel = triton.compile(_source(), target=target)
-        from . import _kernel
+    from . import _kernel
 
-        kernel[(triton_cdiv(N, _kernel.BLOCK), 1, 1)](*(p.value for p in pointers), N)
-        cuda("cuCtxSynchronize")
-        out = array.array("f", bytes(size))
-        cuda(
-            "cuMemcpyDtoH_v2",
-            ctypes.c_void_p(out.buffer_info()[0]),
-            pointers[2],
-            ctypes.c_size_t(size),
-        )
-    finally:
-        for p in pointers:
-            if p.value:
-                cuda("cuMemFree_v2", p)
-    if list(out) != [a + b for a, b in zip(x, y, strict=True)]:
-        raise AssertionError("the kernel computed a wrong sum")
+    cuda = _Cuda()
+    _current_device(cuda)
+    kernel = triton.compile(_source(), target=target)
+    grid = (triton_cdiv(N, _kernel.BLOCK), 1, 1)
+    _add_on_device(cuda, lambda pointers: kernel[grid](*(p.value for p in pointers), N))
     return f"vector add of {N} floats on sm_{target.arch} is correct (torch-free)"
