@@ -97,15 +97,27 @@ def nix(request: pytest.FixtureRequest) -> Nix:
     if not MODERN.exists():
         _missing(str(MODERN))
     # modern-nix.sh sets its own NIX_CONFIG, so CONFIG's settings are repeated here. It
-    # builds in a user namespace (its store is not at /nix/store): without build users,
-    # the builder is the calling user there too, and can read a Python under /root.
+    # builds in a mount namespace (its store is not at /nix/store) that holds only the
+    # sandbox paths: those must include the stand-in's host tools, this interpreter's
+    # virtual environment among them (e.g. a nox venv inside a clone under /check).
+    # Without build users the builder is the calling user, and can read under /root.
     options = {
         "build-hook": "",
         "build-users-group": "",
-        "sandbox-paths": "/bin /usr /lib /lib64 /etc /tmp /root",
+        "sandbox-paths": " ".join(_sandbox_paths()),
     }
     extra = [arg for name, value in options.items() for arg in ("--option", name, value)]
     return Nix("modern", [str(MODERN)], extra, "/tmp/n226/store")
+
+
+def _sandbox_paths() -> list[str]:
+    """The host directories a build in modern-nix.sh's namespace sees: the system's, and
+    this interpreter's prefixes (venv and base) where they lie outside those."""
+    paths = ["/bin", "/usr", "/lib", "/lib64", "/etc", "/tmp", "/root"]
+    for prefix in {sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix)}:
+        if not any(prefix == p or prefix.startswith(p + "/") for p in paths):
+            paths.append(prefix)
+    return paths
 
 
 def _cuda_files() -> tuple[Path, Path, Path]:
