@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 import struct
 from pathlib import Path
 
@@ -308,7 +309,10 @@ def test_real_machine_headers_and_libdevice() -> None:
     cuda = locate(LOCATORS, "cuda-headers", host)
     assert cuda.path == str(host.triton_dir / "backends/nvidia/include")
     assert cuda.version == cuda_h_version(Path(cuda.path) / "cuda.h")
-    assert cuda.version is not None and cuda.version.startswith("13.")
+    # The oracle: cuda.h's own CUDA_VERSION line (e.g. 13000 -> "13.0").
+    define = re.search(r"#define CUDA_VERSION (\d+)", (Path(cuda.path) / "cuda.h").read_text())
+    assert define is not None
+    assert cuda.version == f"{int(define[1]) // 1000}.{int(define[1]) % 1000 // 10}"
     dev = locate(LOCATORS, "libdevice", host)
     assert dev.path == str(host.triton_dir / "backends/nvidia/lib/libdevice.10.bc")
     assert locate(LOCATORS, "cuda-crt-headers", host).path == cuda.path

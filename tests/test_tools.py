@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -345,12 +347,17 @@ def test_versioned_toolkits_newest_first(tmp_path: Path) -> None:
 
 
 def test_real_machine_bundled_tools() -> None:
-    """Triton 3.9.0 in /tmp/dev bundles ptxas 12.x and ptxas-blackwell 13.x."""
+    """The installed Triton's own ptxas-blackwell (and ptxas, cuobjdump, nvdisasm) are
+    chosen, with the release the binary itself prints."""
     host = Host.current()
     assert host.triton_dir is not None
     blackwell = locate(LOCATORS, "ptxas-blackwell", host, Context(arch=90))
     assert blackwell.path == str(host.triton_dir / "backends/nvidia/bin/ptxas-blackwell")
-    assert blackwell.version is not None and blackwell.version.startswith("13.")
+    printed = subprocess.run(
+        [blackwell.path, "--version"], capture_output=True, text=True, check=True
+    )
+    release = re.search(r"release (\d+\.\d+)", printed.stdout)
+    assert release is not None and blackwell.version == release[1]
     ptxas = locate(LOCATORS, "ptxas", host, Context(arch=80))
     assert ptxas.source is not None and ptxas.source.kind is SourceKind.BUNDLED
     assert parse_release(ptxas.version or "") is not None
