@@ -155,17 +155,23 @@ def test_too_old_ptxas_is_the_shims_error(tmp_path: Path, arch: int) -> None:
 
 def test_too_old_ptxas_set_by_the_user_is_refused_before_llvm(tmp_path: Path) -> None:
     """The user's TRITON_PTXAS(_BLACKWELL)_PATH names a CUDA 11.8 ptxas: activation warns
-    (the setting is wrong), and Triton's compile stops with the shim's error."""
+    (the setting is wrong), and Triton's compile stops with the shim's error naming the
+    setting, every time, instead of falling back to its bundled ptxas."""
     layout = make_layout(tmp_path)
     old = old_ptxas(tmp_path / "old" / "ptxas", layout.log)
     variables = {"TRITON_PTXAS_PATH": str(old), "TRITON_PTXAS_BLACKWELL_PATH": str(old)}
     if not KNOBS:
         variables["TRITON_PTXAS-BLACKWELL_PATH"] = str(old)
-    report = run_scenario(layout, "hook", ["compile:90"], env=scenario_env(layout, **variables))
-    assert "SettingError" in report["stderr"] and "RuntimeWarning" in report["stderr"]
-    result = report["results"]["compile:90"]
-    assert result["type"] == "MissingComponentError", result
-    assert "cannot assemble sm_90a" in result["message"]
+    env = scenario_env(layout, **variables)
+    report = run_scenario(layout, "hook", ["compile:90", "compile:80"], env=env)
+    assert "RuntimeWarning" in report["stderr"]
+    assert "TRITON_PTXAS_BLACKWELL_PATH=" in report["stderr"]
+    for arch in (90, 80):
+        result = report["results"][f"compile:{arch}"]
+        assert result["type"] == "SettingError", result
+        assert "ToolchainError" in result["bases"]
+        assert "release 11.8 cannot assemble sm_100a" in result["message"]
+    assert layout.ptxas_runs() == []
 
 
 def test_activation_without_site_processing(tmp_path: Path) -> None:
@@ -200,7 +206,7 @@ def test_run_with_toolchain_exports_without_overriding(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     env = scenario_env(layout, CC="gcc")
     code = (
-        "import sys; from triton_toolchain._activate import run_with_toolchain; "
+        "import sys; from triton_toolchain._exports import run_with_toolchain; "
         "sys.exit(run_with_toolchain(['env']))"
     )
     done = subprocess.run(
@@ -216,7 +222,7 @@ def test_run_with_toolchain_exports_without_overriding(tmp_path: Path) -> None:
 def test_run_with_toolchain_reports_a_missing_program(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     code = (
-        "import sys; from triton_toolchain._activate import run_with_toolchain; "
+        "import sys; from triton_toolchain._exports import run_with_toolchain; "
         "sys.exit(run_with_toolchain(['no-such-program-here']))"
     )
     done = subprocess.run(

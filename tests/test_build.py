@@ -14,10 +14,10 @@ import pytest
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from triton_layouts import make_layout, python_include, run_scenario, scenario_env, triton_version
-from triton_toolchain import _build
 from triton_toolchain._catalog import COMPONENT_NAMES
 from triton_toolchain._errors import BuildError, MissingComponentError
 from triton_toolchain._model import Choice, Source, SourceKind, Toolchain
+from triton_toolchain._triton import _build
 
 SOURCE = Source(SourceKind.DISCOVERED, "test")
 MODULE_C = """
@@ -70,7 +70,7 @@ def test_module_links_the_driver_by_path_with_an_rpath(tmp_path: Path) -> None:
     tc = _toolchain(**{"libcuda": str(libcuda), "libcuda-link": str(libcuda.parent)})
     out = tmp_path / "out"
     out.mkdir()
-    plan = _build.plan(
+    plan = _build.make_plan(
         tc, "probe", _source(tmp_path), str(out), ["/nonexistent"], [], ["libcuda.so.1"]
     )
     assert str(libcuda) in plan.argv
@@ -90,8 +90,8 @@ def test_stub_is_linked_by_path_and_the_module_needs_libcuda_so_1(tmp_path: Path
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(MissingComponentError, match="libcuda not found"):
-        _build.plan(tc, "probe", _source(tmp_path), str(out), [], [], ["cuda"])
-    plan = _build.plan(
+        _build.make_plan(tc, "probe", _source(tmp_path), str(out), [], [], ["cuda"])
+    plan = _build.make_plan(
         tc, "probe", _source(tmp_path), str(out), [], [], ["cuda"], require_driver=False
     )
     assert str(stub) in plan.argv
@@ -102,24 +102,21 @@ def test_stub_is_linked_by_path_and_the_module_needs_libcuda_so_1(tmp_path: Path
 
 
 def test_a_link_library_with_another_soname_is_refused(tmp_path: Path) -> None:
+    """A libcuda.so whose SONAME is not libcuda.so.1: a launcher linked against it would
+    need a library no driver installs. The resolver's link check refuses it."""
+    from tool_fixtures import fake_host
+    from triton_toolchain._discovery._driver import LOCATORS
+    from triton_toolchain._discovery._search import Context
+
     wrong = driver_standin.wrong_soname(tmp_path / "odd")
-    tc = _toolchain(**{"libcuda-link": str(wrong.parent)})
-    with pytest.raises(BuildError, match=r"SONAME is .libcuda\.so."):
-        _build.plan(
-            tc,
-            "probe",
-            _source(tmp_path),
-            str(tmp_path),
-            [],
-            [],
-            ["libcuda.so.1"],
-            require_driver=False,
-        )
+    verdict = LOCATORS["libcuda-link"].check(fake_host(tmp_path), wrong.parent, Context())
+    assert verdict.problem is not None
+    assert "its SONAME is 'libcuda.so', not 'libcuda.so.1'" in verdict.problem
 
 
 def test_other_libraries_pass_through_like_triton(tmp_path: Path) -> None:
     tc = _toolchain()
-    plan = _build.plan(
+    plan = _build.make_plan(
         tc, "m", "/src/m.c", str(tmp_path), ["/opt/lib"], ["/opt/inc"], ["amdhip64", "libfoo.so.2"]
     )
     assert "-lamdhip64" in plan.argv and "-l:libfoo.so.2" in plan.argv and "-L/opt/lib" in plan.argv
@@ -148,7 +145,7 @@ def test_compiler_failure_shows_command_output_and_fix(tmp_path: Path) -> None:
     for name in ("Python.h", "patchlevel.h"):
         shutil.copy(Path(python_include()) / name, broken / name)
     tc = _toolchain(**{"python-headers": str(broken)})
-    plan = _build.plan(tc, "probe", _source(tmp_path), str(tmp_path), [], [], [])
+    plan = _build.make_plan(tc, "probe", _source(tmp_path), str(tmp_path), [], [], [])
     with pytest.raises(BuildError) as caught:
         _build.run(plan, tc)
     message = str(caught.value)
@@ -159,7 +156,7 @@ def test_compiler_failure_shows_command_output_and_fix(tmp_path: Path) -> None:
 
 def test_a_compiler_that_cannot_run_is_a_build_error(tmp_path: Path) -> None:
     tc = _toolchain(cc=str(tmp_path / "no-such-cc"))
-    plan = _build.plan(tc, "probe", _source(tmp_path), str(tmp_path), [], [], [])
+    plan = _build.make_plan(tc, "probe", _source(tmp_path), str(tmp_path), [], [], [])
     with pytest.raises(BuildError, match="cannot run the C compiler"):
         _build.run(plan, tc)
 

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 from tool_fixtures import REAL_GCC, fake_compiler, fake_host, locate, make_writable_by_all, wrapper
-from triton_toolchain._compiler import (
+from triton_toolchain._catalog import MACHINES, triple_machine
+from triton_toolchain._discovery._compiler import (
     LOCATORS,
     STEPS,
-    TRIPLE_MACHINES,
     check_compiler,
-    compiler_from_setting,
-    triple_machine,
+    command_argv,
+    command_from_setting,
 )
-from triton_toolchain._host import Host
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._discovery._search import Context
 from triton_toolchain._model import SourceKind
-from triton_toolchain._search import Context
 
 
 def real_gcc_version() -> str:
@@ -37,9 +37,17 @@ def conda_env(root: Path, log: Path | None = None) -> Path:
 
 
 def test_locator_shape() -> None:
-    assert [s.__name__ for s in STEPS] == ["conda_compilers", "path_gcc", "path_clang", "path_cc"]
+    assert [s.__name__ for s in STEPS] == [
+        "conda_compilers",
+        "path_gcc",
+        "path_clang",
+        "path_cc",
+        "versioned_compilers",
+    ]
     assert set(LOCATORS) == {"cc"}
-    assert set(TRIPLE_MACHINES.values()) >= {"x86_64", "i686", "aarch64", "ppc64le"}
+    assert {triple_machine(f"{t}-linux-gnu") for m in MACHINES.values() for t in m.triples} == set(
+        MACHINES
+    )
 
 
 def test_conda_compiler_found_without_gcc_or_clang_on_path(tmp_path: Path) -> None:
@@ -140,7 +148,7 @@ def test_world_writable_compiler_is_never_run(tmp_path: Path) -> None:
     make_writable_by_all(gcc.parent)
     choice = locate(LOCATORS, "cc", fake_host(tmp_path, {"PATH": str(gcc.parent)}))
     assert choice.path is None
-    assert "world-writable directory" in choice.rejected[0].reason
+    assert "is writable by everyone" in choice.rejected[0].reason
     assert not log.exists()
 
 
@@ -158,13 +166,28 @@ def test_gcc_in_current_directory_through_empty_path_entry_is_not_used(
         ("gcc", "PATH entry '': empty entry (means the current directory), ignored")
     ]
     # An explicit CC=gcc does not reach it either.
-    path, problem = compiler_from_setting(host, "gcc")
-    assert path is None
-    assert problem == (
+    with pytest.raises(ValueError) as info:
+        command_from_setting(host, "gcc")
+    assert str(info.value) == (
         "'gcc' was not found on the absolute entries of PATH "
         "(PATH entry '': empty entry (means the current directory), ignored)"
     )
     assert not log.exists()
+
+
+def test_versioned_compiler_when_the_plain_name_is_missing(tmp_path: Path) -> None:
+    """Distributions install gcc-12 without gcc (the gcc-12 package alone): the newest
+    versioned name on PATH is taken, after the plain names."""
+    old = wrapper(tmp_path / "bin/gcc-9", REAL_GCC)
+    new = wrapper(tmp_path / "bin/gcc-14", REAL_GCC)
+    (tmp_path / "bin/gcc-ar-14").write_text("#!/bin/sh\n")
+    host = fake_host(tmp_path, {"PATH": str(tmp_path / "bin")})
+    choice = locate(LOCATORS, "cc", host)
+    assert choice.path == str(new) and choice.version == real_gcc_version()
+    new.unlink()
+    assert locate(LOCATORS, "cc", host).path == str(old)
+    wrapper(tmp_path / "bin/gcc", REAL_GCC)
+    assert locate(LOCATORS, "cc", host).path == str(tmp_path / "bin/gcc")
 
 
 # ------------------------------------------------------------------ explicit CC
@@ -175,45 +198,68 @@ def test_cc_bare_name_is_looked_up_on_path(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a/gcc").write_text("not executable")  # skipped, as shutil.which does
     host = fake_host(tmp_path, {"PATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"})
-    assert compiler_from_setting(host, "gcc") == (gcc, None)
-    # The check accepts the bare name the same way.
-    assert check_compiler(host, Path("gcc"), Context()).version == real_gcc_version()
+    assert command_from_setting(host, "gcc") == gcc
+    assert check_compiler(host, gcc, Context()).version == real_gcc_version()
 
 
 def test_cc_that_does_not_exist(tmp_path: Path) -> None:
     host = fake_host(tmp_path)
     missing = tmp_path / "opt/gcc-99/bin/gcc"
-    path, problem = compiler_from_setting(host, str(missing))
-    assert (path, problem) == (missing, None)
+    assert command_from_setting(host, str(missing)) == missing
     assert check_compiler(host, missing, Context()).problem == "does not exist"
-    assert compiler_from_setting(host, "gcc-99") == (
-        None,
-        "'gcc-99' was not found on the absolute entries of PATH",
-    )
-    assert check_compiler(host, Path("gcc-99"), Context()).problem == (
-        "'gcc-99' was not found on the absolute entries of PATH"
-    )
+    with pytest.raises(ValueError, match="'gcc-99' was not found on the absolute entries of PATH"):
+        command_from_setting(host, "gcc-99")
 
 
-def test_cc_with_flags_is_refused_with_the_reason(tmp_path: Path) -> None:
-    host = fake_host(tmp_path, {"PATH": "/usr/bin"})
-    for value in ("gcc -m64", "/usr/bin/gcc -m64"):
-        path, problem = compiler_from_setting(host, value)
-        assert path is None
-        assert problem is not None
-        assert "Triton runs CC as one program without arguments" in problem
+def launcher(path: Path, log: Path) -> Path:
+    """A compiler launcher like ccache or distcc: logs, then runs the command it is given."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> "{log}"\nexec "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_cc_command_lines_as_build_tools_take_them(tmp_path: Path) -> None:
+    """CC="ccache gcc", CC="gcc -m64": each program looked up and checked, the command
+    resolved to absolute paths, and it really compiles for this machine."""
+    log = tmp_path / "launcher.log"
+    ccache = launcher(tmp_path / "bin/ccache", log)
+    gcc = wrapper(tmp_path / "bin/gcc", REAL_GCC)
+    host = fake_host(tmp_path, {"PATH": str(tmp_path / "bin")})
+    command = command_from_setting(host, "ccache gcc")
+    assert str(command) == f"{ccache} {gcc}"
+    assert command_argv(str(command)) == [str(ccache), str(gcc)]
+    assert check_compiler(host, command, Context()).version == real_gcc_version()
+    assert log.read_text().split() == [str(ccache), str(gcc), "-v"]
+    flags = command_from_setting(host, "gcc -m64")
+    assert command_argv(str(flags)) == [str(gcc), "-m64"]
+    assert check_compiler(host, flags, Context()).problem is None
+    # -m32 builds for i686: a 64-bit Python cannot load that.
+    problem = check_compiler(host, command_from_setting(host, "gcc -m32"), Context()).problem
+    assert problem == "builds for x86_64-linux-gnu (i686), but this Python is x86_64"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("ccache gcc foo.c", "has 'foo.c' after the compiler, where only options belong"),
+        ("gcc 'unbalanced", "is not a command line (No closing quotation)"),
+        ("./gcc", "relative path"),
+        (" ", "is empty"),
+        ("ccache nonexistent-cc", "'nonexistent-cc' was not found"),
+    ],
+)
+def test_cc_values_that_cannot_work_are_refused(tmp_path: Path, value: str, problem: str) -> None:
+    launcher(tmp_path / "bin/ccache", tmp_path / "log")
+    wrapper(tmp_path / "bin/gcc", REAL_GCC)
+    with pytest.raises(ValueError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        command_from_setting(fake_host(tmp_path, {"PATH": str(tmp_path / "bin")}), value)
 
 
 def test_cc_absolute_path_with_a_space_is_taken_whole(tmp_path: Path) -> None:
     gcc = wrapper(tmp_path / "My Tools/gcc", REAL_GCC)
-    assert compiler_from_setting(fake_host(tmp_path), str(gcc)) == (gcc, None)
-
-
-def test_cc_relative_path_and_empty_value_are_refused(tmp_path: Path) -> None:
-    host = fake_host(tmp_path)
-    path, problem = compiler_from_setting(host, "./gcc")
-    assert path is None and problem is not None and "relative path" in problem
-    assert compiler_from_setting(host, " ") == (None, "is empty")
+    assert command_from_setting(fake_host(tmp_path), str(gcc)) == gcc
+    assert command_argv(str(gcc)) == [str(gcc)]
 
 
 # ------------------------------------------------------------------ the real machine

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -17,17 +18,18 @@ from elf_fixtures import (
     write_ld_cache,
 )
 from tool_fixtures import fake_host
-from triton_toolchain._driver import (
+from triton_toolchain._discovery._driver import (
     DRIVER_STEPS,
     STUB_REASON,
     file_version,
     kernel_module_version,
     loaded_in_process,
-    resolve_driver,
 )
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._discovery._search import Context
 from triton_toolchain._errors import SettingError
-from triton_toolchain._host import Host
-from triton_toolchain._model import Choice, Source, SourceKind
+from triton_toolchain._model import Choice
+from triton_toolchain._resolve import resolve_all
 
 SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
 X64 = "usr/lib/x86_64-linux-gnu"
@@ -37,6 +39,40 @@ NO_DRIVER = "no NVIDIA driver is installed"
 
 def reasons(choice: Choice) -> dict[str, str]:
     return {r.path: r.reason for r in choice.rejected}
+
+
+def resolve_driver(
+    host: Host,
+    *,
+    explicit: str | None = None,
+    manifest_dirs: tuple[Path, ...] | None = None,
+    manifest_link: Path | None = None,
+    strict: bool = False,
+) -> tuple[Choice, Choice]:
+    """``(libcuda, libcuda-link)`` as the resolver's cascade gives them on ``host``, with
+    ``TRITON_LIBCUDA_PATH=explicit`` and, given ``manifest_dirs``, a real manifest file
+    (``manifest_file(host)``) listing them; a wrong setting raises its ``SettingError``."""
+    environ = dict(host.environ)
+    if explicit is not None:
+        environ["TRITON_LIBCUDA_PATH"] = explicit
+    if manifest_dirs is not None:
+        doc = {"schema": 1, "strict": strict, "driver_dirs": [str(d) for d in manifest_dirs]}
+        doc["components"] = {"libcuda-link": {"path": str(manifest_link)}} if manifest_link else {}
+        manifest_file(host).write_text(json.dumps(doc))
+        environ["TRITON_TOOLCHAIN_MANIFEST"] = str(manifest_file(host))
+    tc = resolve_all(host=dataclasses.replace(host, environ=environ))
+    errors = [c.error for c in (tc["libcuda"], tc["libcuda-link"]) if c.error]
+    if errors:
+        raise SettingError("; ".join(errors))
+    return tc["libcuda"], tc["libcuda-link"]
+
+
+def manifest_file(host: Host) -> Path:
+    return host.root / "triton-toolchain-manifest.json"
+
+
+def manifest_source(host: Host) -> str:
+    return f"manifest:{manifest_file(host)}"
 
 
 # --- the real layouts ------------------------------------------------------------------
@@ -103,10 +139,9 @@ def test_conda_stub_only_and_i386_driver_in_cache(tmp_path: Path, stubs: str) ->
     assert reasons(libcuda)[str(i386)] == "ELF32 i386, this Python is x86-64"
     assert link.path == str(stub.parent)
     assert str(link.source) == "discovered:CONDA_PREFIX"
-    for choice in (libcuda, link):
-        (note,) = choice.notes
-        assert NO_DRIVER in note and str(stub.parent) in note
-        assert "launcher built" in note and "nothing can be launched" in note
+    (note,) = link.notes
+    assert NO_DRIVER in note and str(stub.parent) in note
+    assert "launcher built" in note and "nothing can be launched" in note
 
 
 def test_container_driver_via_ld_library_path(tmp_path: Path) -> None:
@@ -171,8 +206,8 @@ def test_bad_files_are_rejected_with_reasons(tmp_path: Path) -> None:
     got = reasons(libcuda)
     assert got[str(dirs[0] / "libcuda.so.1")] == "not an ELF file (starts with b'not ')"
     assert got[str(dirs[1] / "libcuda.so.1")].startswith("truncated or malformed ELF file")
-    assert got[str(dirs[2] / "libcuda.so.1")] == "is a directory, a file was expected"
-    assert "Too many levels of symbolic links" in got[str(dirs[3] / "libcuda.so.1")]
+    assert got[str(dirs[2] / "libcuda.so.1")] == "is a directory, a regular file was expected"
+    assert got[str(dirs[3] / "libcuda.so.1")] == "is a symlink loop"
 
 
 def test_empty_ld_library_path_entry_never_uses_the_current_directory(
@@ -204,7 +239,7 @@ def test_world_writable_directory_is_refused(tmp_path: Path) -> None:
 
     assert libcuda.path == str(safe)
     assert reasons(libcuda)[str(lib)] == (
-        f"in a world-writable directory ({shared}), refused for safety"
+        f"not trusted: directory {shared} is writable by everyone"
     )
 
 
@@ -278,6 +313,7 @@ def test_explicit_newer_compat_is_the_intended_forward_compat_driver(tmp_path: P
     assert (
         "forward-compatibility driver 590.10.01 over kernel module 580.159.04" in libcuda.notes[0]
     )
+    assert "as it was named" in libcuda.notes[0]
 
 
 def test_newer_compat_on_ld_library_path_is_forward_compat_elsewhere_rejected(
@@ -306,8 +342,6 @@ def test_newer_compat_on_ld_library_path_is_forward_compat_elsewhere_rejected(
 
 
 def _bad_explicit(tmp_path: Path, case: str) -> tuple[str, str]:
-    if case == "empty":
-        return "", "is empty"
     if case == "relative":
         return "usr/lib", "is not an absolute path"
     if case == "missing":
@@ -321,12 +355,9 @@ def _bad_explicit(tmp_path: Path, case: str) -> tuple[str, str]:
     if case == "i386":
         lib = install_driver(tmp_path / I386, variant="i386")
         return str(lib.parent), "ELF32 i386, this Python is x86-64"
-    if case == "stub":
-        stub = install_stub(tmp_path / "usr/local/cuda/lib64/stubs")
-        return str(stub.parent), STUB_REASON
-    if case == "unversioned":
-        install_stub(tmp_path / "mylibs")
-        return str(tmp_path / "mylibs"), STUB_REASON
+    if case == "i386-stub":
+        stub = install_stub(tmp_path / "usr/local/cuda/lib64/stubs", variant="i386")
+        return str(stub.parent), "libcuda.so: ELF32 i386, this Python is x86-64"
     # an older compat copy: a different version from the kernel module
     compat = install_driver(tmp_path / "usr/local/cuda-13.0/compat", COMPAT_VERSION)
     return str(compat.parent), (
@@ -336,7 +367,7 @@ def _bad_explicit(tmp_path: Path, case: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize(
     "case",
-    ["empty", "relative", "missing", "file", "no-libcuda", "i386", "stub", "unversioned", "compat"],
+    ["relative", "missing", "file", "no-libcuda", "i386", "i386-stub", "compat"],
 )
 def test_invalid_explicit_setting_raises(tmp_path: Path, case: str) -> None:
     install_driver(tmp_path / "usr/local/nvidia/lib64")  # discovery would succeed: not used
@@ -349,45 +380,42 @@ def test_invalid_explicit_setting_raises(tmp_path: Path, case: str) -> None:
     message = str(info.value)
     assert message.startswith(f"TRITON_LIBCUDA_PATH={value!r}: ")
     assert why in message
-    assert "unset it" in message and "directory holding the NVIDIA driver's libcuda.so.1" in message
+    assert "or unset TRITON_LIBCUDA_PATH" in message
+    assert "to the directory holding" in message
 
 
-def test_explicit_stub_directory_is_the_link_directory_when_there_is_no_driver(
-    tmp_path: Path,
-) -> None:
-    """What ``toolchain_env`` exports on a machine without a driver (a stub directory)
-    must resolve again in the child ``triton-toolchain run`` starts; with a driver on
-    the machine the same setting is a mistake and names the driver."""
-    stub = install_stub(tmp_path / "conda/lib/stubs")
+@pytest.mark.parametrize("layout", ["lib64/stubs", "mylibs"])
+def test_explicit_stub_directory_is_the_link_directory(tmp_path: Path, layout: str) -> None:
+    """A toolkit stub directory in TRITON_LIBCUDA_PATH (machines that build without a
+    GPU, and what ``env`` exports there) is the link directory; the run-time driver is
+    looked for as if the variable were unset, and found where there is one."""
+    stub = install_stub(tmp_path / "usr/local/cuda" / layout)
 
     libcuda, link = resolve_driver(fake_host(tmp_path), explicit=str(stub.parent))
 
-    assert libcuda.path is None
+    assert libcuda.path is None and libcuda.error is None
     assert (link.path, str(link.source)) == (str(stub.parent), "env:TRITON_LIBCUDA_PATH")
-    assert NO_DRIVER in link.notes[0] and NO_DRIVER in libcuda.notes[-1]
+    assert NO_DRIVER in link.notes[0]
+    assert "holds a CUDA toolkit link stub: it is the link directory" in libcuda.notes[0]
 
     driver = install_driver(tmp_path / X64)
-    with pytest.raises(SettingError) as info:
-        resolve_driver(fake_host(tmp_path), explicit=str(stub.parent))
-    assert STUB_REASON in str(info.value)
-    assert f"this machine's driver is {driver}" in str(info.value)
+    libcuda, link = resolve_driver(fake_host(tmp_path), explicit=str(stub.parent))
+    assert (libcuda.path, str(libcuda.source)) == (str(driver), "discovered:system")
+    assert link.path == str(stub.parent) and link.notes == ()
 
 
 # --- manifests ---------------------------------------------------------------------------
-
-MANIFEST = Source(SourceKind.MANIFEST, "/nix/store/abc-triton-toolchain/manifest.json")
 
 
 def test_manifest_driver_dir(tmp_path: Path) -> None:
     lib = install_driver(tmp_path / "run/opengl-driver/lib")
     install_driver(tmp_path / "usr/local/nvidia/lib64")
 
-    libcuda, link = resolve_driver(
-        fake_host(tmp_path), explicit=None, manifest_dirs=(lib.parent,), manifest_source=MANIFEST
-    )
+    libcuda, link = resolve_driver(fake_host(tmp_path), explicit=None, manifest_dirs=(lib.parent,))
 
-    assert (libcuda.path, libcuda.source, libcuda.version) == (str(lib), MANIFEST, REAL_VERSION)
-    assert (link.path, link.source) == (str(lib.parent), MANIFEST)
+    source = manifest_source(fake_host(tmp_path))
+    assert (libcuda.path, str(libcuda.source), libcuda.version) == (str(lib), source, REAL_VERSION)
+    assert (link.path, str(link.source)) == (str(lib.parent), source)
 
 
 def test_manifest_link_dir_is_taken(tmp_path: Path) -> None:
@@ -399,11 +427,10 @@ def test_manifest_link_dir_is_taken(tmp_path: Path) -> None:
         explicit=None,
         manifest_dirs=(lib.parent,),
         manifest_link=stubs,
-        manifest_source=MANIFEST,
     )
 
     assert libcuda.path == str(lib)
-    assert (link.path, link.source) == (str(stubs), MANIFEST)
+    assert (link.path, str(link.source)) == (str(stubs), manifest_source(fake_host(tmp_path)))
 
 
 def test_manifest_version_mismatch_is_rejected_without_elf(tmp_path: Path) -> None:
@@ -414,7 +441,6 @@ def test_manifest_version_mismatch_is_rejected_without_elf(tmp_path: Path) -> No
         fake_host(tmp_path),
         explicit=None,
         manifest_dirs=(old.parent,),
-        manifest_source=MANIFEST,
         strict=True,
     )
 
@@ -429,13 +455,15 @@ def test_nix_on_ubuntu_falls_back_to_the_host_driver(tmp_path: Path) -> None:
     host_lib = install_driver(tmp_path / X64)
 
     libcuda, link = resolve_driver(
-        fake_host(tmp_path), explicit=None, manifest_dirs=(missing,), manifest_source=MANIFEST
+        fake_host(tmp_path),
+        explicit=None,
+        manifest_dirs=(missing,),
     )
 
     assert (libcuda.path, str(libcuda.source)) == (str(host_lib), "discovered:system")
-    assert f"{MANIFEST}: {missing}/libcuda.so.1" in libcuda.searched
+    assert f"{manifest_source(fake_host(tmp_path))}: {missing}/libcuda.so.1" in libcuda.searched
     assert f"driver directories ({missing}) hold no usable driver" in libcuda.notes[0]
-    assert "used the host's driver found by discovery" in libcuda.notes[0]
+    assert "the host's driver is looked for" in libcuda.notes[0]
     assert link.path == str(host_lib.parent)
 
 
@@ -448,12 +476,11 @@ def test_strict_manifest_does_not_discover(tmp_path: Path) -> None:
         fake_host(tmp_path),
         explicit=None,
         manifest_dirs=(missing,),
-        manifest_source=MANIFEST,
         strict=True,
     )
 
     assert libcuda.path is None and link.path is None
-    assert libcuda.searched == (f"{MANIFEST}: {missing}/libcuda.so.1",)
+    assert libcuda.searched == (f"{manifest_source(fake_host(tmp_path))}: {missing}/libcuda.so.1",)
     assert "strict" in libcuda.notes[0] and "discovery is off" in libcuda.notes[0]
     assert link.searched == ()
 
@@ -461,19 +488,22 @@ def test_strict_manifest_does_not_discover(tmp_path: Path) -> None:
 def test_manifest_resolution_imports_no_elftools_and_runs_nothing(tmp_path: Path) -> None:
     lib = install_driver(tmp_path / "run/opengl-driver/lib")
     kernel_module(tmp_path)
+    manifest = tmp_path / "m.json"
+    manifest.write_text(
+        json.dumps({"schema": 1, "driver_dirs": [str(lib.parent)], "components": {}})
+    )
     code = f"""
 import json, subprocess, sys
 from pathlib import Path
 def refuse(*a, **k):
     raise AssertionError("a process was started")
 subprocess.Popen = refuse
-from triton_toolchain._driver import resolve_driver
-from triton_toolchain._host import Host
-from triton_toolchain._model import Source, SourceKind
-host = Host(root=Path({str(tmp_path)!r}), environ={{}}, machine="x86_64")
-libcuda, link = resolve_driver(host, explicit=None, manifest_dirs=(Path({str(lib.parent)!r}),),
-                               manifest_source=Source(SourceKind.MANIFEST, "m.json"))
-print(json.dumps([libcuda.path, link.path, "elftools" in sys.modules]))
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._resolve import resolve_all
+environ = {{"TRITON_TOOLCHAIN_MANIFEST": {str(manifest)!r}}}
+host = Host(root=Path({str(tmp_path)!r}), environ=environ, machine="x86_64")
+tc = resolve_all(host=host)
+print(json.dumps([tc["libcuda"].path, tc["libcuda-link"].path, "elftools" in sys.modules]))
 """
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
@@ -484,7 +514,7 @@ print(json.dumps([libcuda.path, link.path, "elftools" in sys.modules]))
     )
     assert json.loads(done.stdout) == [str(lib), str(lib.parent), False]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    assert "triton_toolchain._driver" in imported
+    assert "triton_toolchain._discovery._driver" in imported
     assert not {m for m in imported if m.startswith("elftools")}
 
 
@@ -496,10 +526,10 @@ def test_library_loaded_in_this_process_comes_first(tmp_path: Path) -> None:
     code = f"""
 import ctypes, json
 from pathlib import Path
-from triton_toolchain._driver import resolve_driver, loaded_in_process
-from triton_toolchain._host import Host
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._resolve import resolve_all
 ctypes.CDLL({str(lib)!r})
-libcuda, _ = resolve_driver(Host(environ={{}}), explicit=None)
+libcuda = resolve_all(host=Host(environ={{}}))["libcuda"]
 print(json.dumps([libcuda.path, str(libcuda.source)]))
 """
     done = subprocess.run(
@@ -513,7 +543,7 @@ print(json.dumps([libcuda.path, str(libcuda.source)]))
     # /proc/self/maps names the real file the symlink pointed to.
     assert (Path(path).resolve(), source) == (lib.resolve(), "discovered:loaded-in-process")
     # Another root is not this process: its maps are never read.
-    assert list(loaded_in_process(fake_host(tmp_path))) == []
+    assert list(loaded_in_process(fake_host(tmp_path), Context())) == []
     assert DRIVER_STEPS[0] is loaded_in_process
 
 

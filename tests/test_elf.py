@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import built
-from triton_toolchain._elf import ElfInfo, machine_problem, read_elf
-from triton_toolchain._host import Host
+from triton_toolchain._discovery._elf import ElfInfo, machine_problem, read_elf
+from triton_toolchain._discovery._host import Host
 
 SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
 
@@ -65,14 +65,14 @@ def test_directory_loop_missing_and_dangling(tmp_path: Path) -> None:
     (tmp_path / "a").symlink_to("b")
     (tmp_path / "b").symlink_to("a")
     (tmp_path / "dangling").symlink_to("nowhere")
-    assert read_elf(tmp_path / "dir.so.1") == "is a directory, not a library"
+    assert read_elf(tmp_path / "dir.so.1") == "is a directory, a regular file was expected"
     assert read_elf(tmp_path / "a") == "is a symlink loop"
     assert read_elf(tmp_path / "missing") == "does not exist"
     assert read_elf(tmp_path / "dangling") == "is a dangling symlink"
 
 
 def test_importing_does_not_import_elftools() -> None:
-    code = "import sys, triton_toolchain._elf; print('elftools' in sys.modules)"
+    code = "import sys, triton_toolchain._discovery._elf; print('elftools' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={"PYTHONPATH": SRC},

@@ -19,7 +19,7 @@ from tool_fixtures import (
     python_include,
     write_os_release,
 )
-from triton_toolchain._headers import (
+from triton_toolchain._discovery._headers import (
     LOCATORS,
     bitcode_problem,
     check_cuda_headers,
@@ -29,9 +29,9 @@ from triton_toolchain._headers import (
     os_release,
     python_headers_fix,
 )
-from triton_toolchain._host import Host
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._discovery._search import Context
 from triton_toolchain._model import SourceKind
-from triton_toolchain._search import Context
 
 # ------------------------------------------------------------------ python-headers
 
@@ -216,7 +216,7 @@ def test_headers_and_libdevice_in_a_world_writable_directory_are_refused(
 
     assert choice.path == str(safe)
     assert [r.path for r in choice.rejected] == [str(shared)]
-    assert "in a world-writable directory" in choice.rejected[0].reason
+    assert "is writable by everyone" in choice.rejected[0].reason
 
 
 def test_recorded_cuda_headers_version_is_taken(tmp_path: Path) -> None:
@@ -283,7 +283,7 @@ def test_broken_libdevice_copies_are_rejected(tmp_path: Path) -> None:
     assert reasons[str(truncated)].startswith("truncated: a bitcode block runs past the end")
     assert reasons[str(text)] == "not LLVM bitcode (wrong magic bytes)"
     assert reasons[str(tmp_path / "opt/cuda-12.7/nvvm/libdevice/libdevice.10.bc")] == (
-        "is a directory, a file was expected"
+        "is a directory, a regular file was expected"
     )
     assert reasons[str(empty)] == "not LLVM bitcode (wrong magic bytes)"
 

@@ -32,7 +32,7 @@ from triton_layouts import (
     run_scenario,
     scenario_env,
 )
-from triton_toolchain._driver import STUB_REASON
+from triton_toolchain._discovery._driver import STUB_REASON
 
 ARCHS = (80, 90, 100)
 GPU_NAMES = {80: "sm_80", 90: "sm_90a", 100: "sm_100a"}
@@ -258,5 +258,6 @@ def test_conda_compiler_and_stub_without_a_driver(tmp_path: Path) -> None:
     assert result["type"] == "MissingComponentError", result
     assert "ToolchainError" in result["bases"]
     assert "libcuda not found" in result["message"] and "fix:" in result["message"]
-    assert f"link stub in {stub.parent}" in result["message"]
+    assert "nothing can be launched" in result["message"]
+    assert f"link stub in {stub.parent}" in components["libcuda-link"]["notes"][0]
     assert report["drivers_mapped"] == []

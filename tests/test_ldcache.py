@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import LDCONFIG, install_driver, write_ld_cache
-from triton_toolchain._ldcache import (
+from triton_toolchain._discovery._ldcache import (
     NEW_MAGIC,
     CacheEntry,
     LdCache,
@@ -107,7 +107,7 @@ def test_missing_empty_directory_and_garbage(tmp_path: Path) -> None:
     assert read_ld_cache(tmp_path / "empty") == f"{tmp_path / 'empty'} is empty"
     (tmp_path / "dir").mkdir()
     problem = read_ld_cache(tmp_path / "dir")
-    assert isinstance(problem, str) and "cannot be read: Is a directory" in problem
+    assert isinstance(problem, str) and "is a directory, not a regular file" in problem
     junk = b"\x7fELF" + b"\0" * 100
     (tmp_path / "junk").write_bytes(junk)
     assert read_ld_cache(tmp_path / "junk") == (

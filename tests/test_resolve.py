@@ -24,8 +24,8 @@ from triton_toolchain import (
     SourceKind,
     resolve,
 )
-from triton_toolchain._env import merged_env, toolchain_env
-from triton_toolchain._host import Host
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._exports import merged_env, toolchain_env
 
 
 def machine(root: Path, *, ptxas: str = "12.8", blackwell: str = "12.9") -> dict[str, Path]:
@@ -229,10 +229,12 @@ def test_link_dir_stands_in_for_the_driver_in_the_export_when_there_is_no_driver
     assert toolchain_env(tc)["TRITON_LIBCUDA_PATH"] == str(conda / "lib/stubs")
     assert [c.component for c in tc.missing()] == ["libcuda"]
     assert tc.missing("compile") == ()
-    # What `triton-toolchain run` and `env` export resolves again in the child.
+    # What `triton-toolchain run` and `env` export resolves again in the child, under
+    # the source it came from in the parent (not as the user's setting).
     again = resolve(host=host_of(tmp_path, paths, **toolchain_env(tc)))
     assert again["libcuda-link"].path == str(conda / "lib/stubs")
-    assert str(again["libcuda-link"].source) == "env:TRITON_LIBCUDA_PATH"
+    assert str(again["libcuda-link"].source) == "discovered:CONDA_PREFIX"
+    assert str(again["ptxas"].source) == str(tc["ptxas"].source)
     assert [c.component for c in again.missing()] == ["libcuda"]
 
 

@@ -18,12 +18,12 @@ from tool_fixtures import (
     make_writable_by_all,
     write_script,
 )
-from triton_toolchain import _checks
-from triton_toolchain._catalog import TOOL_BINARIES, TOOLS, parse_release
-from triton_toolchain._host import Host
+from triton_toolchain._catalog import COMPONENT, parse_release
+from triton_toolchain._discovery import _run
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._discovery._search import Candidate, Context
+from triton_toolchain._discovery._tools import LOCATORS, TOOLS, check_tool, release_problem
 from triton_toolchain._model import SourceKind
-from triton_toolchain._search import Candidate, Context
-from triton_toolchain._tools import ARCH_RULES, LOCATORS, check_tool, release_problem
 
 
 def triton_tree(root: Path) -> Path:
@@ -37,11 +37,11 @@ def triton_tree(root: Path) -> Path:
 
 
 def test_every_tool_has_a_locator_with_named_steps() -> None:
-    assert set(LOCATORS) == set(TOOLS) == set(ARCH_RULES)
+    assert set(LOCATORS) == set(TOOLS)
     for name, loc in LOCATORS.items():
         names = [step.__name__ for step in loc.steps]
         assert names[0] == "triton_bundled"
-        assert names[-1] == f"path_{TOOL_BINARIES[name]}"
+        assert names[-1] == f"path_{COMPONENT[name].names[0]}"
         assert len(set(names)) == len(names)
 
 
@@ -49,7 +49,7 @@ def test_steps_yield_candidates_on_an_empty_root(tmp_path: Path) -> None:
     host = fake_host(tmp_path)
     for loc in LOCATORS.values():
         for step in loc.steps:
-            assert all(isinstance(c, Candidate) for c in step(host))
+            assert all(isinstance(c, Candidate) for c in step(host, Context()))
 
 
 # ------------------------------------------------------------------ layouts
@@ -210,13 +210,14 @@ def test_arch_none_checks_only_fixed_requirements(tmp_path: Path) -> None:
 
 
 def test_release_problem_table() -> None:
-    assert release_problem("ptxas-blackwell", "12.8", 90) is None
-    assert release_problem("ptxas-blackwell", "12.8", 110) == (
+    host = Host()
+    assert release_problem("ptxas-blackwell", "12.8", host, 90) is None
+    assert release_problem("ptxas-blackwell", "12.8", host, 110) == (
         "release 12.8 cannot assemble sm_110a, needs 13.0 or newer (the target GPU)"
     )
-    assert release_problem("nvdisasm", "10.0", 120) is None
+    assert release_problem("nvdisasm", "10.0", host, 120) is None
     assert (
-        release_problem("ptxas", "twelve", 80)
+        release_problem("ptxas", "twelve", host, 80)
         == "version 'twelve' is not a CUDA release such as 12.8"
     )
 
@@ -257,7 +258,7 @@ def test_non_executable_tool_is_rejected_without_running(tmp_path: Path) -> None
 
 
 def test_hanging_tool_times_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_checks, "VERSION_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(_run, "TIMEOUT_S", 0.3)
     tool = hanging_tool(tmp_path / "usr/local/cuda/bin")
     good = fake_ptxas(tmp_path / "opt/cuda-12.8/bin", "12.8")
     start = time.monotonic()
@@ -278,11 +279,11 @@ def test_world_writable_tool_is_never_run(tmp_path: Path, what: str) -> None:
     choice = locate(LOCATORS, "ptxas", host)
     assert choice.path is None
     (rejection,) = choice.rejected
-    assert "world-writable" in rejection.reason and "refused for safety" in rejection.reason
+    assert "writable by everyone" in rejection.reason and "not trusted" in rejection.reason
     assert not log.exists()
     # Even a manifest's recorded version does not make it acceptable.
     verdict = check_tool("ptxas", host, tool, Context(recorded_version="12.8"))
-    assert verdict.problem is not None and "world-writable" in verdict.problem
+    assert verdict.problem is not None and "writable by everyone" in verdict.problem
 
 
 def test_sticky_world_writable_directory_is_accepted(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ import shlex
 import stat
 from pathlib import Path
 
-from triton_toolchain._host import Host
+from triton_toolchain._discovery._host import Host
+from triton_toolchain._discovery._search import Context, Locator, search
 from triton_toolchain._model import Choice
-from triton_toolchain._search import Context, Locator, search
 
 BANNER = """{name}: NVIDIA (R) Ptx optimizing assembler
 Copyright (c) 2005-2025 NVIDIA Corporation
@@ -107,7 +107,9 @@ def locate(
     """Discover ``name`` with its locator's steps and check, as the resolver does."""
     loc = locators[name]
     context = ctx or Context()
-    return search(name, loc.steps, lambda p: loc.check(host, p, context), host)
+    return loc.finish(
+        host, context, search(name, loc.steps, lambda p: loc.check(host, p, context), host, context)
+    )
 
 
 def python_include(directory: Path, version: str = "3.11.7", *, python_h: bool = True) -> Path:

@@ -1,12 +1,16 @@
-"""triton-toolchain: tells OpenAI Triton where its run-time toolchain is.
+"""triton-toolchain: tells OpenAI Triton, and the torch.compile stack, where its run-time
+toolchain is.
 
 ``resolve()`` finds every component (explicit settings, a manifest, discovery) and
-says where each came from; ``activate()`` makes Triton use the result.
+says where each came from; ``activate()`` makes this process use the result.
+
+Importing the package is cheap (the import hook does it in every process that imports
+Triton or torch): the resolver and the report load when first used.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._activate import Activation as Activation
 from ._activate import activate as activate
@@ -16,13 +20,17 @@ from ._errors import MissingComponentError as MissingComponentError
 from ._errors import SettingError as SettingError
 from ._errors import ToolchainError as ToolchainError
 from ._hook import after_triton_import as after_triton_import
-from ._host import Host as Host
-from ._model import Choice as Choice
-from ._model import Rejection as Rejection
-from ._model import Source as Source
-from ._model import SourceKind as SourceKind
-from ._model import Toolchain as Toolchain
-from ._resolve import resolve as resolve
+
+if TYPE_CHECKING:
+    from ._discovery._host import Host as Host
+    from ._model import Choice as Choice
+    from ._model import Rejection as Rejection
+    from ._model import Source as Source
+    from ._model import SourceKind as SourceKind
+    from ._model import Toolchain as Toolchain
+    from ._resolve import resolve as resolve
+    from ._selftest import SelfTestReport as SelfTestReport
+    from ._selftest import self_test as self_test
 
 __all__ = [
     "Activation",
@@ -44,12 +52,26 @@ __all__ = [
     "self_test",
 ]
 
+# Public names that load their module on first use: name -> module.
+_LAZY = {
+    "Host": "._discovery._host",
+    "Choice": "._model",
+    "Rejection": "._model",
+    "Source": "._model",
+    "SourceKind": "._model",
+    "Toolchain": "._model",
+    "resolve": "._resolve",
+    "SelfTestReport": "._selftest",
+    "self_test": "._selftest",
+}
+
 
 def __getattr__(name: str) -> Any:
-    """``self_test`` and ``SelfTestReport`` (``doctor --run``) load on first use: the
-    self-test is not needed when ``import triton`` activates the shim."""
-    if name in ("self_test", "SelfTestReport"):
-        from . import _selftest
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(_selftest, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -1,5 +1,9 @@
-"""What Triton needs, as data: one entry per component, and the CUDA releases per GPU
-architecture. Every other module reads these tables; none repeats them."""
+"""What the toolchain is, as data: one row per component, one per machine architecture,
+one per Triton release, and the CUDA releases able to assemble each GPU architecture.
+
+Every other module reads these tables; none repeats them (``tests/test_catalog.py``
+checks every row, and the Nix side against ``exported_variables()``).
+"""
 
 from __future__ import annotations
 
@@ -8,167 +12,292 @@ from typing import Literal
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
+# Where CUDA's layouts keep a piece (``_discovery._layouts``): programs, ``cuda.h``'s
+# directory, ``crt/``'s directory, ``libdevice.10.bc``'s directory.
+Area = Literal["bin", "include", "crt", "libdevice"]
+# Which targets Triton hands a ptxas-family tool: those below the release's switch to
+# ptxas-blackwell, or those from it on (``TritonRelease.blackwell_from``).
+Serves = Literal["below-switch", "from-switch"]
 
 
-@dataclass(frozen=True)
-class ComponentSpec:
-    """One piece of Triton's toolchain.
+@dataclass(frozen=True, kw_only=True)
+class Component:
+    """One piece of the toolchain.
 
-    ``env`` is Triton's own variable for it (``None`` where Triton has none);
-    ``stage`` says which step needs it (``None``: optional); ``knob`` is the attribute
-    of ``triton.knobs`` (3.4+) that takes it; ``fix`` is the advice when it is missing.
+    - ``variable``: Triton's own variable for it, an explicit setting (``None``: none);
+      ``variable_names_dir``: the variable names the file's directory (``libcuda``).
+    - ``knob``: the ``triton.knobs`` attribute (3.4+) that takes the same value.
+    - ``exported``: ``env``/``run`` and the Nix wrapper export ``variable=path``.
+    - ``in_manifest``: a manifest may name it (the run-time driver belongs to the host:
+      manifests list ``driver_dirs`` instead).
+    - ``stage``: which step needs it (``None``: optional).
+    - ``area``/``names``/``bundled``: where CUDA layouts keep it, the file names looked
+      for (``""``: the directory itself) and its names in Triton's package.
+    - ``serves``/``always_assembles``: the targets a ptxas-family tool must assemble.
+    - ``used_by``: the step of Triton's that uses it (``"compile"`` or ``"build"``, the
+      launcher build): where a wrong explicit setting stops Triton with the shim's error.
     """
 
     name: str
     what: str
     kind: Kind
-    env: str | None
     stage: Stage | None
-    knob: str | None
+    used_by: Literal["compile", "build"]
     fix: str
+    variable: str | None = None
+    variable_names_dir: bool = False
+    knob: str | None = None
+    exported: bool = False
+    in_manifest: bool = True
+    area: Area | None = None
+    names: tuple[str, ...] = ()
+    bundled: tuple[str, ...] = ()
+    serves: Serves | None = None
+    always_assembles: tuple[int, ...] = ()
 
 
-SPECS_TUPLE: tuple[ComponentSpec, ...] = (
-    ComponentSpec(
-        "ptxas",
-        "PTX assembler for architectures below Triton's Blackwell switch",
-        "tool",
-        "TRITON_PTXAS_PATH",
-        "compile",
-        "nvidia.ptxas",
-        "install a CUDA toolkit (or `pip install nvidia-cuda-nvcc`) or set TRITON_PTXAS_PATH "
-        "to an absolute ptxas path",
+COMPONENTS: tuple[Component, ...] = (
+    Component(
+        name="ptxas",
+        what="PTX assembler Triton runs below its switch to ptxas-blackwell",
+        kind="tool",
+        stage="compile",
+        used_by="compile",
+        variable="TRITON_PTXAS_PATH",
+        knob="nvidia.ptxas",
+        exported=True,
+        area="bin",
+        names=("ptxas",),
+        bundled=("ptxas",),
+        serves="below-switch",
+        fix="install a CUDA toolkit (or `pip install nvidia-cuda-nvcc`) or set "
+        "TRITON_PTXAS_PATH to an absolute ptxas path",
     ),
-    ComponentSpec(
-        "ptxas-blackwell",
-        "PTX assembler Triton runs for newer architectures",
-        "tool",
-        "TRITON_PTXAS_BLACKWELL_PATH",
-        "compile",
-        "nvidia.ptxas_blackwell",
-        "install CUDA 12.8 or newer or set TRITON_PTXAS_BLACKWELL_PATH to an absolute ptxas path",
+    Component(
+        name="ptxas-blackwell",
+        what="PTX assembler Triton runs from its switch on (3.9: sm_90; 3.6-3.8: sm_100)",
+        kind="tool",
+        stage="compile",
+        used_by="compile",
+        variable="TRITON_PTXAS_BLACKWELL_PATH",
+        knob="nvidia.ptxas_blackwell",
+        exported=True,
+        area="bin",
+        names=("ptxas",),
+        # Triton 3.4 and 3.5 bundle only `ptxas` (12.8 there).
+        bundled=("ptxas-blackwell", "ptxas"),
+        serves="from-switch",
+        always_assembles=(100,),
+        fix="install CUDA 12.8 or newer or set TRITON_PTXAS_BLACKWELL_PATH to an absolute "
+        "ptxas path",
     ),
-    ComponentSpec(
-        "cuobjdump",
-        "cubin inspection tool (optional)",
-        "tool",
-        "TRITON_CUOBJDUMP_PATH",
-        None,
-        "nvidia.cuobjdump",
-        "install the CUDA toolkit's cuobjdump or set TRITON_CUOBJDUMP_PATH",
+    Component(
+        name="cuobjdump",
+        what="cubin inspection tool (optional)",
+        kind="tool",
+        stage=None,
+        used_by="compile",
+        variable="TRITON_CUOBJDUMP_PATH",
+        knob="nvidia.cuobjdump",
+        exported=True,
+        area="bin",
+        names=("cuobjdump",),
+        bundled=("cuobjdump",),
+        fix="install the CUDA toolkit's cuobjdump or set TRITON_CUOBJDUMP_PATH",
     ),
-    ComponentSpec(
-        "nvdisasm",
-        "SASS disassembler (optional)",
-        "tool",
-        "TRITON_NVDISASM_PATH",
-        None,
-        "nvidia.nvdisasm",
-        "install the CUDA toolkit's nvdisasm or set TRITON_NVDISASM_PATH",
+    Component(
+        name="nvdisasm",
+        what="SASS disassembler (optional)",
+        kind="tool",
+        stage=None,
+        used_by="compile",
+        variable="TRITON_NVDISASM_PATH",
+        knob="nvidia.nvdisasm",
+        exported=True,
+        area="bin",
+        names=("nvdisasm",),
+        bundled=("nvdisasm",),
+        fix="install the CUDA toolkit's nvdisasm or set TRITON_NVDISASM_PATH",
     ),
-    ComponentSpec(
-        "cc",
-        "C compiler that builds Triton's launcher",
-        "tool",
-        "CC",
-        "launch",
-        "build.cc",
-        "install gcc or clang (Debian/Ubuntu: `apt install gcc`; conda: "
+    Component(
+        name="cc",
+        what="C compiler that builds Triton's launcher",
+        kind="tool",
+        stage="launch",
+        used_by="build",
+        variable="CC",
+        exported=True,
+        fix="install gcc or clang (Debian/Ubuntu: `apt install gcc`; conda: "
         "`conda install -c conda-forge c-compiler`) or set CC to an absolute compiler path",
     ),
-    ComponentSpec(
-        "python-headers",
-        "directory holding Python.h for this interpreter",
-        "dir",
-        None,
-        "launch",
-        None,
-        "install this Python's development headers",
+    Component(
+        name="python-headers",
+        what="directory holding Python.h for this interpreter",
+        kind="dir",
+        stage="launch",
+        used_by="build",
+        fix="install this Python's development headers",
     ),
-    ComponentSpec(
-        "cuda-headers",
-        "directory holding cuda.h",
-        "dir",
-        "TRITON_CUDART_PATH",
-        "launch",
-        "build.cudart_path",
-        "install Triton's wheel (it bundles cuda.h), a CUDA toolkit, or set TRITON_CUDART_PATH "
-        "to the directory holding cuda.h",
+    Component(
+        name="cuda-headers",
+        what="directory holding cuda.h",
+        kind="dir",
+        stage="launch",
+        used_by="build",
+        variable="TRITON_CUDART_PATH",
+        exported=True,
+        area="include",
+        names=("",),
+        bundled=("",),
+        fix="install Triton's wheel (it bundles cuda.h), a CUDA toolkit, or set "
+        "TRITON_CUDART_PATH to the directory holding cuda.h",
     ),
-    ComponentSpec(
-        "cuda-crt-headers",
-        "directory holding crt/host_config.h (optional)",
-        "dir",
-        "TRITON_CUDACRT_PATH",
-        None,
-        "build.cudacrt_path",
-        "set TRITON_CUDACRT_PATH to the CUDA include directory holding crt/",
+    Component(
+        name="cuda-crt-headers",
+        what="directory holding crt/host_config.h (optional)",
+        kind="dir",
+        stage=None,
+        used_by="build",
+        variable="TRITON_CUDACRT_PATH",
+        exported=True,
+        area="crt",
+        names=("",),
+        bundled=("",),
+        fix="set TRITON_CUDACRT_PATH to the CUDA include directory holding crt/",
     ),
-    ComponentSpec(
-        "libdevice",
-        "libdevice.10.bc, CUDA's math library in LLVM bitcode",
-        "file",
-        "TRITON_LIBDEVICE_PATH",
-        "compile",
-        "nvidia.libdevice_path",
-        "install Triton's wheel (it bundles libdevice), a CUDA toolkit, or set "
+    Component(
+        name="libdevice",
+        what="libdevice.10.bc, CUDA's math library in LLVM bitcode",
+        kind="file",
+        stage="compile",
+        used_by="compile",
+        variable="TRITON_LIBDEVICE_PATH",
+        knob="nvidia.libdevice_path",
+        exported=True,
+        area="libdevice",
+        names=("libdevice.10.bc",),
+        bundled=("libdevice.10.bc",),
+        fix="install Triton's wheel (it bundles libdevice), a CUDA toolkit, or set "
         "TRITON_LIBDEVICE_PATH to an absolute libdevice.10.bc path",
     ),
-    ComponentSpec(
-        "libcuda-link",
-        "directory to link the launcher against (driver or toolkit stub)",
-        "dir",
-        "TRITON_LIBCUDA_PATH",
-        "launch",
-        None,
-        "install the NVIDIA driver, or a CUDA toolkit's stubs for building without a GPU, "
-        "or set TRITON_LIBCUDA_PATH to the directory holding libcuda.so.1",
-    ),
-    ComponentSpec(
-        "libcuda",
-        "the NVIDIA driver library libcuda.so.1 loaded at run time",
-        "driver",
-        "TRITON_LIBCUDA_PATH",
-        "launch",
-        "nvidia.libcuda_path",
-        "install the NVIDIA driver (on NixOS: hardware.nvidia / hardware.graphics; in a "
+    # The driver before its link directory: the link directory follows the driver.
+    Component(
+        name="libcuda",
+        what="the NVIDIA driver library libcuda.so.1 loaded at run time",
+        kind="driver",
+        stage="launch",
+        used_by="build",
+        variable="TRITON_LIBCUDA_PATH",
+        variable_names_dir=True,
+        knob="nvidia.libcuda_path",
+        in_manifest=False,
+        fix="install the NVIDIA driver (on NixOS: hardware.nvidia / hardware.graphics; in a "
         "container: run it with the NVIDIA container toolkit) or set TRITON_LIBCUDA_PATH to "
         "the directory holding the driver's libcuda.so.1",
     ),
+    Component(
+        name="libcuda-link",
+        what="directory to link the launcher against (driver or toolkit stub)",
+        kind="dir",
+        stage="launch",
+        used_by="build",
+        variable="TRITON_LIBCUDA_PATH",
+        fix="install the NVIDIA driver, or a CUDA toolkit's stubs for building without a GPU, "
+        "or set TRITON_LIBCUDA_PATH to the directory holding libcuda.so.1",
+    ),
 )
 
-SPECS: dict[str, ComponentSpec] = {s.name: s for s in SPECS_TUPLE}
-COMPONENT_NAMES: tuple[str, ...] = tuple(SPECS)
-MANIFEST_COMPONENTS: tuple[str, ...] = tuple(n for n in COMPONENT_NAMES if n != "libcuda")
-TOOLS: tuple[str, ...] = tuple(s.name for s in SPECS_TUPLE if s.kind == "tool" and s.name != "cc")
+COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
+COMPONENT_NAMES: tuple[str, ...] = tuple(COMPONENT)
+MANIFEST_COMPONENTS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.in_manifest)
 
-# The binary name each ptxas-family component runs as, and its name inside Triton's
-# package (``triton/backends/nvidia/bin/<name>``).
-TOOL_BINARIES: dict[str, str] = {
-    "ptxas": "ptxas",
-    "ptxas-blackwell": "ptxas",
-    "cuobjdump": "cuobjdump",
-    "nvdisasm": "nvdisasm",
-}
-BUNDLED_NAMES: dict[str, str] = {
-    "ptxas": "ptxas",
-    "ptxas-blackwell": "ptxas-blackwell",
-    "cuobjdump": "cuobjdump",
-    "nvdisasm": "nvdisasm",
+
+def exported_variables() -> dict[str, str]:
+    """Component -> the variable that ``env``, ``run`` and the Nix wrapper export with
+    the component's path as its value, e.g. ``{"ptxas": "TRITON_PTXAS_PATH", ...,
+    "cc": "CC"}``. (``TRITON_LIBCUDA_PATH`` names a directory and is exported apart.)"""
+    return {c.name: c.variable for c in COMPONENTS if c.exported and c.variable}
+
+
+# --------------------------------------------------------------- machine architectures
+
+
+@dataclass(frozen=True, kw_only=True)
+class Machine:
+    """What one interpreter architecture (``Host.machine``) means to each reader:
+    its ELF ``e_machine`` (pyelftools' name) and class, the flags ``ld.so`` accepts in
+    the linker cache, Debian's multiarch directory, the ``targets/<dir>`` of CUDA
+    toolkits (most likely first: ``sbsa-linux`` is server ARM, ``aarch64-linux``
+    Jetson), and the first components of target triples that build for it."""
+
+    elf_machine: str
+    elf_class: int
+    ld_cache_flags: int
+    multiarch: str
+    cuda_targets: tuple[str, ...]
+    triples: tuple[str, ...]
+
+
+MACHINES: dict[str, Machine] = {
+    "x86_64": Machine(
+        elf_machine="EM_X86_64",
+        elf_class=64,
+        ld_cache_flags=0x0303,
+        multiarch="x86_64-linux-gnu",
+        cuda_targets=("x86_64-linux",),
+        triples=("x86_64", "amd64"),
+    ),
+    "i686": Machine(
+        elf_machine="EM_386",
+        elf_class=32,
+        ld_cache_flags=0x0003,
+        multiarch="i386-linux-gnu",
+        cuda_targets=(),
+        triples=("i386", "i486", "i586", "i686"),
+    ),
+    "aarch64": Machine(
+        elf_machine="EM_AARCH64",
+        elf_class=64,
+        ld_cache_flags=0x0A03,
+        multiarch="aarch64-linux-gnu",
+        cuda_targets=("sbsa-linux", "aarch64-linux"),
+        triples=("aarch64", "arm64"),
+    ),
+    "ppc64le": Machine(
+        elf_machine="EM_PPC64",
+        elf_class=64,
+        ld_cache_flags=0x0503,
+        multiarch="powerpc64le-linux-gnu",
+        cuda_targets=("ppc64le-linux",),
+        triples=("powerpc64le", "ppc64le"),
+    ),
 }
 
-# Interpreter architecture -> the names CUDA toolkits give its ``targets/<dir>``
-# (``/usr/local/cuda/targets/x86_64-linux/include``), most likely first: ``sbsa-linux``
-# is server ARM, ``aarch64-linux`` is Jetson.
-CUDA_TARGET_DIRS: dict[str, tuple[str, ...]] = {
-    "x86_64": ("x86_64-linux",),
-    "aarch64": ("sbsa-linux", "aarch64-linux"),
-    "ppc64le": ("ppc64le-linux",),
-}
+
+def triple_machine(triple: str) -> str:
+    """The interpreter architecture a target triple builds for; an x32 triple is
+    ``"x32"``, an unknown one its first component.
+
+    >>> triple_machine("x86_64-conda-linux-gnu"), triple_machine("x86_64-linux-gnux32")
+    ('x86_64', 'x32')
+    """
+    parts = triple.split("-")
+    if parts[-1] == "gnux32":
+        return "x32"
+    for machine, facts in MACHINES.items():
+        if parts[0] in facts.triples:
+            return machine
+    return parts[0]
+
+
+# --------------------------------------------------------------- GPU architectures
 
 # CUDA releases able to assemble each architecture (Triton targets sm_XXa from 90 on):
 # arch -> (first release, last release or None). CUDA 13.0 dropped sm_50..sm_72 and
-# renamed sm_101 to sm_110. Sources: the CUDA toolkit release notes of each release.
+# renamed sm_101 to sm_110. Checked by assembling a PTX file for every target with the
+# ptxas of each release from 11.7 to 13.5 (PyPI's nvidia-cuda-nvcc wheels, the CUDA
+# 13.0 toolkit, Triton's bundled binaries); earlier first releases from NVIDIA's
+# release notes. Nothing past sm_121 is assembled by CUDA 13.5.
 ARCH_RELEASES: dict[int, tuple[tuple[int, int], tuple[int, int] | None]] = {
     50: ((6, 0), (12, 9)),
     52: ((7, 0), (12, 9)),
@@ -182,11 +311,13 @@ ARCH_RELEASES: dict[int, tuple[tuple[int, int], tuple[int, int] | None]] = {
     80: ((11, 0), None),
     86: ((11, 1), None),
     87: ((11, 4), None),
+    88: ((13, 0), None),
     89: ((11, 8), None),
     90: ((12, 0), None),  # sm_90a
     100: ((12, 8), None),
     101: ((12, 8), (12, 9)),
     103: ((12, 9), None),
+    107: ((13, 4), None),
     110: ((13, 0), None),
     120: ((12, 8), None),
     121: ((12, 9), None),
@@ -196,9 +327,15 @@ ARCH_RELEASES: dict[int, tuple[tuple[int, int], tuple[int, int] | None]] = {
 def parse_release(text: str) -> tuple[int, int] | None:
     """``"12.8"`` -> ``(12, 8)``; anything else -> ``None``."""
     major, _, minor = text.partition(".")
-    if major.isdigit() and minor.split(".")[0].isdigit():
-        return int(major), int(minor.split(".")[0])
+    minor = minor.split(".")[0]
+    if major.isdigit() and minor.isdigit() and len(major) <= 3 and len(minor) <= 3:
+        return int(major), int(minor)
     return None
+
+
+def arch_name(arch: int) -> str:
+    """The name Triton assembles for: ``sm_80``, ``sm_90a`` (arch-specific from 90 on)."""
+    return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
 
 
 def arch_problem(arch: int, release: str | None) -> str | None:
@@ -212,10 +349,121 @@ def arch_problem(arch: int, release: str | None) -> str | None:
     if limits is None or version is None:
         return None
     first, last = limits
-    name = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
     if version < first:
-        return f"release {release} cannot assemble {name}, needs {first[0]}.{first[1]} or newer"
+        return (
+            f"release {release} cannot assemble {arch_name(arch)}, needs "
+            f"{first[0]}.{first[1]} or newer"
+        )
     if last is not None and version > last:
         dropped = f"{last[0]}.{last[1]}"
-        return f"release {release} cannot assemble {name}, which CUDA dropped after {dropped}"
+        return (
+            f"release {release} cannot assemble {arch_name(arch)}, which CUDA dropped after "
+            f"{dropped}"
+        )
     return None
+
+
+# --------------------------------------------------------------- Triton releases
+
+
+@dataclass(frozen=True, kw_only=True)
+class TritonRelease:
+    """How one range of Triton releases consults its toolchain (read from each
+    release's ``knobs.py``, ``backends/nvidia/{compiler,driver}.py`` and
+    ``runtime/build.py``); a row holds from ``first`` until the next row's ``first``.
+
+    - ``knobs``: ``triton.knobs`` with ``build.impl`` exists (else: environment variables
+      and module globals);
+    - ``blackwell_from``: the architecture from which ``get_ptxas`` returns
+      ``ptxas-blackwell`` (``None``: the release has no ptxas-blackwell);
+    - ``blackwell_variable``: the variable it reads for ptxas-blackwell;
+    - ``torch_free_launch``: its launcher needs no torch.
+    """
+
+    first: tuple[int, int]
+    knobs: bool
+    blackwell_from: int | None
+    blackwell_variable: str | None
+    torch_free_launch: bool
+
+
+TRITON_RELEASES: tuple[TritonRelease, ...] = (
+    TritonRelease(
+        first=(3, 0),
+        knobs=False,
+        blackwell_from=None,
+        blackwell_variable=None,
+        torch_free_launch=False,
+    ),
+    # 3.3's `_path_to_binary` upper-cases the binary's name, hyphen included.
+    TritonRelease(
+        first=(3, 3),
+        knobs=False,
+        blackwell_from=100,
+        blackwell_variable="TRITON_PTXAS-BLACKWELL_PATH",
+        torch_free_launch=False,
+    ),
+    # 3.4 and 3.5 have knobs but no ptxas-blackwell: one ptxas (12.8) for every target.
+    TritonRelease(
+        first=(3, 4),
+        knobs=True,
+        blackwell_from=None,
+        blackwell_variable=None,
+        torch_free_launch=False,
+    ),
+    TritonRelease(
+        first=(3, 6),
+        knobs=True,
+        blackwell_from=100,
+        blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
+        torch_free_launch=False,
+    ),
+    TritonRelease(
+        first=(3, 9),
+        knobs=True,
+        blackwell_from=90,
+        blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
+        torch_free_launch=True,
+    ),
+)
+
+
+def triton_release(version: tuple[int, int] | None) -> TritonRelease | None:
+    """The row of ``TRITON_RELEASES`` for Triton ``(major, minor)``; ``None`` for no
+    Triton or one older than 3.0."""
+    if version is None:
+        return None
+    rows = [r for r in TRITON_RELEASES if r.first <= version]
+    return rows[-1] if rows else None
+
+
+def ptxas_for(arch: int, release: TritonRelease | None) -> str:
+    """The component Triton runs to assemble ``sm_<arch>``: ``ptxas-blackwell`` from the
+    release's switch on, ``ptxas`` below it."""
+    switch = release.blackwell_from if release is not None else None
+    return "ptxas-blackwell" if switch is not None and arch >= switch else "ptxas"
+
+
+def must_assemble(
+    component: Component, arch: int | None, release: TritonRelease | None
+) -> tuple[int, ...]:
+    """The architectures ``component`` must be able to assemble for target ``arch``.
+
+    With a known Triton release, a target counts for the component that release runs for
+    it (``ptxas_for``); without one, for both ptxas components wherever some release
+    runs them (ptxas below sm_100, ptxas-blackwell from sm_90). ``always_assembles``
+    counts whatever the target.
+    """
+    if component.serves is None:
+        return ()
+    targets = list(component.always_assembles)
+    if arch is not None:
+        if release is not None:
+            serves = ptxas_for(arch, release) == component.name
+        elif component.serves == "below-switch":
+            serves = arch < max(r.blackwell_from or 0 for r in TRITON_RELEASES)
+        else:
+            serves = arch >= min(r.blackwell_from or 10**6 for r in TRITON_RELEASES)
+        if serves and arch not in targets:
+            targets.append(arch)
+    return tuple(targets)

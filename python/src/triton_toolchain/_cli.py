@@ -1,13 +1,17 @@
-"""The ``triton-toolchain`` command: doctor, env, which, lock, run.
+"""The ``triton-toolchain`` command: doctor (also without a command), env, which, lock,
+check-manifest, run.
 
 Exit status: 0 when every required component (of the stage asked for) was found,
 1 when one is missing (the output says what, where the shim looked, and the fix),
-2 for bad input (a wrong setting or manifest, a wrong argument).
+2 for bad input (a wrong setting or manifest, a wrong argument) and when the output
+cannot be written (a closed pipe). Never a traceback for any of these.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
 import json
 import os
 import platform
@@ -19,14 +23,15 @@ from importlib import metadata
 from pathlib import Path
 
 from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS
-from ._env import toolchain_env
+from ._discovery import LOCATORS
+from ._discovery._host import Host
+from ._discovery._search import Context
 from ._errors import ToolchainError
-from ._explain import doctor_report, explain_missing
-from ._host import Host
-from ._manifest import load, to_json
+from ._exports import toolchain_env
+from ._manifest import load, to_json, write
 from ._model import Toolchain
-from ._resolve import component_locators, resolve
-from ._search import Context
+from ._report import doctor_report, explain_missing
+from ._resolve import resolve, resolve_all
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
 
@@ -66,10 +71,16 @@ def _status(tc: Toolchain, stage: str | None) -> int:
     return 1 if tc.missing(None if stage == "all" else stage) else 0
 
 
+def _resolve_verified(arch: int | None) -> Toolchain:
+    """Everything checked, recorded versions too (``Host.verify``)."""
+    return resolve(arch, host=Host.current(verify=True))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
-    tc = resolve(args.arch)
-    status = _status(tc, args.stage)
-    from ._patches import unusable_tools
+    tc = resolve_all(args.arch, host=Host.current(verify=True))
+    errors = tc.errors()
+    status = 2 if errors else _status(tc, args.stage)
+    from ._triton._guards import unusable_tools
 
     refused = unusable_tools(tc) if args.stage != "launch" else ()
     status = status or (1 if refused else 0)
@@ -127,7 +138,7 @@ def cmd_which(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    tc = resolve(args.arch)
+    tc = _resolve_verified(args.arch)
     components = {
         name: (choice.path, choice.version)
         for name in MANIFEST_COMPONENTS
@@ -142,23 +153,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        out = Path(args.output)
-        if out.exists() and not args.force:
-            print(
-                f"error: {out} exists; not overwriting it (add --force to replace it)",
-                file=sys.stderr,
-            )
-            return 2
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            print(
-                f"error: cannot write {out} ({exc}); choose another -o path "
-                f"(or run as a user who may write there)",
-                file=sys.stderr,
-            )
-            return 2
+        out = Path(os.path.abspath(args.output))
+        write(out, text, force=args.force)
         print(f"wrote {out} ({len(components)} components)", file=sys.stderr)
     return _status(tc, "all")
 
@@ -166,15 +162,12 @@ def cmd_lock(args: argparse.Namespace) -> int:
 def cmd_check_manifest(args: argparse.Namespace) -> int:
     """Validate a manifest and judge each entry as resolution would (for packagers: the
     Nix flake's checks run this on the manifest it writes)."""
-    manifest = load(Path(args.file).absolute())
-    host = Host.current()
-    locators = component_locators()
+    manifest = load(Path(os.path.abspath(args.file)))
+    host = Host.current(verify=True)
     problems = 0
     for name, entry in manifest.components.items():
-        if name not in locators:  # libcuda-link: load() has checked the directory
-            print(f"ok       {name:16} {entry.path}")
-            continue
-        verdict = locators[name].check(host, entry.path, Context(args.arch, entry.version))
+        ctx = Context(args.arch, entry.version, named=True, manifest=True)
+        verdict = LOCATORS[name].check(host, entry.path, ctx)
         if verdict.problem:
             problems += 1
             print(f"REJECTED {name:16} {entry.path}: {verdict.problem}")
@@ -186,7 +179,7 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ._activate import run_with_toolchain
+    from ._exports import run_with_toolchain
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
@@ -202,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="triton-toolchain",
         description="Tells OpenAI Triton where its run-time toolchain is.",
     )
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub = parser.add_subparsers(dest="cmd")
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -255,12 +248,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printable(error: UnicodeError) -> tuple[bytes, int]:
+    """Encoding error handler for file names: bytes a file name had (surrogate-escaped)
+    go out as they were; anything else unprintable as a backslash escape."""
+    assert isinstance(error, UnicodeEncodeError)  # noqa: S101  registered for encoding
+    out = bytearray()
+    for char in error.object[error.start : error.end]:
+        code = ord(char)
+        out += bytes([code - 0xDC00]) if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}".encode()
+    return bytes(out), error.end
+
+
+def _streams() -> None:
+    codecs.register_error("triton_toolchain", _printable)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="triton_toolchain")  # type: ignore[union-attr]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; its exit status (see the module docstring). No command: doctor."""
+    _streams()
     args = build_parser().parse_args(argv)
+    if args.cmd is None:
+        args = build_parser().parse_args(["doctor"])
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()
+        return status
     except ToolchainError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # Standard output was closed (`doctor | head -0`): no traceback, and nothing more
+        # written to it when the interpreter flushes at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        with contextlib.suppress(OSError):
+            print("triton-toolchain: standard output is closed", file=sys.stderr)
         return 2
 
 

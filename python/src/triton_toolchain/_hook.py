@@ -1,18 +1,23 @@
-"""Automatic activation: run ``activate()`` right after ``import triton`` finishes.
+"""Automatic activation: when a library that loads the NVIDIA driver starts importing
+(``triton``, ``torch``, ``cupy``, ``cuda`` for ``cuda.bindings``, ``numba``, ``jax``), and
+when ``triton`` has finished importing.
 
 The wheel installs ``triton_toolchain.pth`` into site-packages. Its one line costs a few
 microseconds at interpreter start: unless ``TRITON_TOOLCHAIN`` is ``off`` (``0``,
 ``false``, ``no``), it puts a stub finder at the front of ``sys.meta_path`` that returns
-``None`` for every module but ``triton``, and for ``triton`` imports this module (and
+``None`` for every module but those libraries, and for them imports this module (and
 only then the package) and hands over to ``find_spec`` here. Nothing else is imported at
-start-up: ``import triton_toolchain`` itself would cost tens of milliseconds.
+start-up: ``import triton_toolchain`` itself would cost milliseconds.
 
 ``Finder`` (installed once, in place of the stub) lets the other finders find the spec
-of ``triton`` and of its NVIDIA backend modules, and wraps the loader: after the module's
-code has run, ``_activate.on_import(name)`` applies the toolchain; the module's
+of the watched modules (and of Triton's NVIDIA backend modules, which 3.0-3.3 import
+late) and wraps the loader: before the module's code runs,
+``_activate.on_import(name, finished=False)`` resolves and loads the chosen driver by
+its absolute path, before the library can load one by bare name; after it has run,
+``on_import(name, finished=True)`` applies the toolchain to Triton. The module's
 ``__loader__`` and ``__spec__.loader`` are the original loader again before its code
-runs. An activation error never breaks ``import triton``: it becomes a
-``RuntimeWarning`` and Triton keeps its own defaults.
+runs. An activation error never breaks an import: it becomes a ``RuntimeWarning`` and
+the library keeps its own defaults.
 
 ``python -S`` (no site processing) and embedded interpreters skip ``.pth`` files; there,
 ``triton_toolchain.activate()`` installs the same finder (or applies at once when
@@ -29,14 +34,18 @@ from types import ModuleType
 from typing import Any
 
 MARK = "_triton_toolchain_hook"
-# Triton 3.0-3.3 import their NVIDIA backend modules lazily, after `triton`.
-WATCHED = frozenset({"triton", "triton.backends.nvidia.compiler", "triton.backends.nvidia.driver"})
+# The top-level packages the stub hands over for (``_activate.DRIVER_USERS``), and the
+# modules watched once the finder is installed.
+STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
+WATCHED = frozenset(
+    {*STUB_NAMES, "triton.backends.nvidia.compiler", "triton.backends.nvidia.driver"}
+)
 _STUB = (
     "class _TritonToolchainStub:\n"
     "    _triton_toolchain_hook = True\n"
     "    @staticmethod\n"
     "    def find_spec(name, path=None, target=None):\n"
-    "        if name != 'triton':\n"
+    f"        if name not in {STUB_NAMES!r}:\n"
     "            return None\n"
     "        try:\n"
     "            from triton_toolchain._hook import find_spec\n"
@@ -53,10 +62,36 @@ PTH_LINE = (
     '("off", "0", "false", "no") or any(getattr(f, "_triton_toolchain_hook", False) '
     f"for f in sys.meta_path) or exec({_STUB!r})"
 )
+_WARNED: set[str] = set()
+
+
+def _warn(text: str) -> None:
+    if text not in _WARNED:
+        _WARNED.add(text)
+        warnings.warn(text, RuntimeWarning, stacklevel=4)
+
+
+def _notify(name: str, *, finished: bool) -> None:
+    """``_activate.on_import``, with every problem turned into a warning."""
+    try:
+        from . import _activate
+
+        problem = _activate.switch()[1]
+        if problem:
+            _warn(f"triton-toolchain: {problem}")
+        for error in _activate.on_import(name, finished=finished):
+            _warn(f"triton-toolchain: {error}")
+    except Exception as exc:
+        library = name.split(".", maxsplit=1)[0]
+        _warn(
+            f"triton-toolchain did not configure {library} ({type(exc).__name__}: {exc}); it "
+            "uses its own defaults. Run `triton-toolchain doctor`, or set TRITON_TOOLCHAIN=off "
+            "to turn the shim off"
+        )
 
 
 class _Loader:
-    """Runs the real loader, then ``_activate.on_import``."""
+    """Runs ``on_import`` before and after the real loader."""
 
     def __init__(self, loader: Any, name: str) -> None:
         self._loader = loader
@@ -72,26 +107,12 @@ class _Loader:
             spec.loader = self._loader
         if getattr(module, "__loader__", None) is self:
             module.__loader__ = self._loader
+        _notify(self._name, finished=False)
         self._loader.exec_module(module)
-        _after_import(self._name)
+        _notify(self._name, finished=True)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
-
-
-def _after_import(name: str) -> None:
-    try:
-        from . import _activate
-
-        _activate.on_import(name)
-    except Exception as exc:
-        warnings.warn(
-            f"triton-toolchain did not configure Triton ({type(exc).__name__}: {exc}); Triton "
-            f"uses its own defaults. Run `triton-toolchain doctor`, or set TRITON_TOOLCHAIN=off "
-            f"to turn the shim off",
-            RuntimeWarning,
-            stacklevel=3,
-        )
 
 
 def after_triton_import() -> None:
@@ -100,7 +121,8 @@ def after_triton_import() -> None:
     the end of ``triton/__init__.py`` (the Nix overlay does, since ``.pth`` files are not
     read from ``PYTHONPATH``). Idempotent; never raises: an error becomes a
     ``RuntimeWarning`` and Triton keeps its own defaults."""
-    _after_import("triton")
+    _notify("triton", finished=False)
+    _notify("triton", finished=True)
 
 
 class Finder:

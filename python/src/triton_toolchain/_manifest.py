@@ -1,13 +1,23 @@
 """Manifest schema 1 (docs/manifest.md): find, read, validate strictly, and write.
 
-Guarantees: ``load`` returns a ``Manifest`` only when every key is known, every type
-is right and every component path is absolute and exists with the right kind (file,
-executable file, directory); otherwise it raises ``ManifestError`` naming the file,
-the field and the fix. Reading a manifest starts no process and imports no ELF reader.
+Guarantees:
+
+- ``load`` returns a ``Manifest`` only when the file is a regular file of at most
+  ``MAX_BYTES`` that nobody but root and this user can change (``_trust``), is UTF-8
+  JSON nested at most ``MAX_DEPTH`` deep, every key is known, every type is right,
+  every string can be a file name, and every component path is absolute and exists
+  with the right kind (file, executable file, directory); otherwise it raises
+  ``ManifestError`` naming the file, the key and the fix. It never blocks on a FIFO,
+  never reads ``/dev/zero`` to the end, and never raises anything else.
+- Reading a manifest starts no process and imports no ELF reader.
+- ``write`` never leaves a torn or empty file: the new manifest is written to a
+  temporary file in the target's directory, flushed to disk and renamed over the
+  target; a link at the target is replaced, never written through.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -16,12 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._catalog import MANIFEST_COMPONENTS, SPECS
+from ._catalog import COMPONENT, MANIFEST_COMPONENTS
+from ._discovery import _fs
+from ._discovery._host import Host
 from ._errors import ManifestError, SettingError
-from ._host import Host
 
 SCHEMA = 1
 MANIFEST_VARIABLE = "TRITON_TOOLCHAIN_MANIFEST"
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 16
+MAX_DIGITS = 20
 _TOP_KEYS = {
     "schema": int,
     "generator": str,
@@ -56,9 +70,9 @@ def search_locations(host: Host) -> tuple[Path, ...]:
     Search order: inside the installed package, ``sys.prefix/share/triton-toolchain``,
     the user's config directory, ``/etc/triton-toolchain``.
     """
-    config = host.environ.get("XDG_CONFIG_HOME", "")
+    config = host.environ.get("XDG_CONFIG_HOME") or ""
     if not os.path.isabs(config):
-        home = host.environ.get("HOME", "")
+        home = host.environ.get("HOME") or ""
         config = os.path.join(home, ".config") if os.path.isabs(home) else ""
     places = [
         Path(__file__).parent / "manifest.json",
@@ -82,17 +96,94 @@ def find(host: Host) -> Path | None:
                 f"{MANIFEST_VARIABLE}={value!r} is not an absolute path; set it to the absolute "
                 "path of a manifest file, or unset it"
             )
-        if not os.path.isfile(path):
+        if not _fs.lexists(path):
             raise SettingError(
                 f"{MANIFEST_VARIABLE}={value!r} does not name an existing file; write one with "
                 "`triton-toolchain lock -o FILE`, or unset the variable"
             )
         return path
-    return next((p for p in search_locations(host) if os.path.isfile(p)), None)
+    return next((p for p in search_locations(host) if _fs.lexists(p)), None)
 
 
 def _fail(file: Path, field: str, problem: str, fix: str) -> ManifestError:
     return ManifestError(f"{file}: {field}: {problem}; {fix}")
+
+
+class _Refused:
+    """A JSON value the reader refuses (a huge integer, NaN), kept until validation can
+    name its key."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __repr__(self) -> str:
+        return self.what
+
+
+def _parse_int(text: str) -> int | _Refused:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_DIGITS:
+        return _Refused(f"an integer of {len(digits)} digits")
+    return int(text)
+
+
+def _parse_constant(text: str) -> _Refused:
+    return _Refused(text)
+
+
+def _depth_problem(text: str) -> str | None:
+    """The key under which ``text`` nests deeper than ``MAX_DEPTH``, or ``None``; read
+    without building anything, so no depth exhausts Python's stack."""
+    depth, keys = 0, [""]
+    in_string = escaped = False
+    last_string: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+                last_string = current
+            else:
+                current.append(char)
+            continue
+        if char == '"':
+            in_string, current = True, []
+        elif char == ":":
+            keys[-1] = "".join(last_string)[:40]
+        elif char in "{[":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return ".".join(k for k in keys if k) or "(top level)"
+            keys.append("")
+        elif char in "}]":
+            depth -= 1
+            keys.pop() if len(keys) > 1 else None
+    return None
+
+
+def _name(value: object) -> str:
+    if isinstance(value, _Refused):
+        return value.what
+    return f"{type(value).__name__} {value!r}"[:120]
+
+
+def _check_string(file: Path, field: str, value: str) -> str:
+    if "\0" in value:
+        raise _fail(file, field, f"{value!r} contains a NUL character", "write the path itself")
+    try:
+        os.fsencode(value)
+    except UnicodeError:
+        raise _fail(
+            file,
+            field,
+            f"{value!r} holds a character no file name can (a lone surrogate)",
+            "write the path in UTF-8",
+        ) from None
+    return value
 
 
 def _check_keys(
@@ -100,9 +191,10 @@ def _check_keys(
 ) -> None:
     for key, value in obj.items():
         if key not in allowed:
+            shown = key if len(key) < 60 else key[:57] + "..."
             raise _fail(
                 file,
-                f"{field}{key}",
+                f"{field}{shown}".encode("ascii", "backslashreplace").decode(),
                 "unknown key",
                 f"schema {SCHEMA} knows {', '.join(sorted(allowed))}",
             )
@@ -111,37 +203,38 @@ def _check_keys(
             raise _fail(
                 file,
                 f"{field}{key}",
-                f"is {type(value).__name__} {value!r}",
+                f"is {_name(value)}",
                 f"it must be a JSON {_JSON_NAMES[want]}",
             )
+        if isinstance(value, str):
+            _check_string(file, f"{field}{key}", value)
 
 
 def _absolute(file: Path, field: str, value: str) -> Path:
+    _check_string(file, field, value)
     if not os.path.isabs(value):
         raise _fail(file, field, f"{value!r} is not an absolute path", "write the absolute path")
-    if "\0" in value:
-        raise _fail(file, field, f"{value!r} contains a NUL character", "write the path itself")
     return Path(value)
 
 
 def _entry(file: Path, name: str, raw: object) -> Entry:
     field = f"components.{name}"
-    if name not in SPECS or name not in MANIFEST_COMPONENTS:
+    if name not in MANIFEST_COMPONENTS:
         hint = (
             "the driver belongs to the host: list its directories in driver_dirs"
-            if name == "libcuda"
+            if name in COMPONENT
             else f"known components: {', '.join(MANIFEST_COMPONENTS)}"
         )
         raise _fail(file, field, "unknown component", hint)
     if not isinstance(raw, dict):
-        raise _fail(file, field, f"is {type(raw).__name__}", 'it must be an object {"path": ...}')
+        raise _fail(file, field, f"is {_name(raw)}", 'it must be an object {"path": ...}')
     _check_keys(file, field + ".", raw, _ENTRY_KEYS)
     if "path" not in raw:
         raise _fail(file, field, "has no path", 'add "path": "/absolute/path"')
     path = _absolute(file, field + ".path", raw["path"])
-    kind = SPECS[name].kind
+    kind = COMPONENT[name].kind
     try:
-        mode = path.stat().st_mode
+        mode = _fs.stat(path).st_mode
     except OSError as exc:
         raise _fail(
             file,
@@ -153,49 +246,75 @@ def _entry(file: Path, name: str, raw: object) -> Entry:
         raise _fail(file, field + ".path", f"{path} is not a directory", "give the directory")
     if kind != "dir" and stat.S_ISDIR(mode):
         raise _fail(file, field + ".path", f"{path} is a directory", "give the file itself")
-    if kind == "tool" and not os.access(path, os.X_OK):
+    if kind == "tool" and not _fs.may_execute(path):
         raise _fail(file, field + ".path", f"{path} is not executable", "give an executable")
     return Entry(path, raw.get("version"))
 
 
-def load(file: Path) -> Manifest:
-    """Read and validate ``file``; see the module docstring for the guarantees."""
+def parse(file: Path, data: bytes) -> Manifest:
+    """Validate the bytes of a manifest read from ``file`` (see ``load``)."""
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{file}: cannot be read ({exc}); fix or remove the file") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(
+            f"{file}: not UTF-8 text (byte {exc.start}); write the manifest as UTF-8 JSON"
+        ) from None
+    deep = _depth_problem(text)
+    if deep is not None:
+        raise _fail(
+            file, deep, f"nested deeper than {MAX_DEPTH} levels", "a manifest is a flat document"
+        )
     try:
-        data = json.loads(text)
+        doc = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
     except json.JSONDecodeError as exc:
         raise ManifestError(
             f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "fix the file or regenerate it with `triton-toolchain lock`"
         ) from None
-    if not isinstance(data, dict):
-        raise _fail(file, "(top level)", f"is {type(data).__name__}", "it must be a JSON object")
-    _check_keys(file, "", data, _TOP_KEYS)
-    if data.get("schema") != SCHEMA:
+    except (ValueError, RecursionError) as exc:
+        raise ManifestError(f"{file}: not valid JSON ({exc}); regenerate it") from None
+    if not isinstance(doc, dict):
+        raise _fail(file, "(top level)", f"is {_name(doc)}", "it must be a JSON object")
+    _check_keys(file, "", doc, _TOP_KEYS)
+    if doc.get("schema") != SCHEMA:
         raise _fail(
             file,
             "schema",
-            f"is {data.get('schema')!r}",
+            f"is {_name(doc.get('schema'))}",
             f"this triton-toolchain reads schema {SCHEMA}; upgrade it or regenerate the manifest",
         )
-    if "components" not in data:
+    if "components" not in doc:
         raise _fail(file, "components", "is missing", 'add "components": {}')
     dirs = []
-    for i, value in enumerate(data.get("driver_dirs", [])):
+    for i, value in enumerate(doc.get("driver_dirs", [])):
         if not isinstance(value, str):
-            raise _fail(file, f"driver_dirs[{i}]", f"is {type(value).__name__}", "use strings")
+            raise _fail(file, f"driver_dirs[{i}]", f"is {_name(value)}", "use strings")
         dirs.append(_absolute(file, f"driver_dirs[{i}]", value))
-    components = {name: _entry(file, name, raw) for name, raw in data["components"].items()}
+    components = {name: _entry(file, name, raw) for name, raw in doc["components"].items()}
     return Manifest(
         file=file,
         components=components,
         driver_dirs=tuple(dirs),
-        strict=data.get("strict", False),
-        generator=data.get("generator"),
+        strict=doc.get("strict", False),
+        generator=doc.get("generator"),
     )
+
+
+def load(file: Path) -> Manifest:
+    """Read and validate ``file``; see the module docstring for the guarantees."""
+    try:
+        data = _fs.read_regular(file, MAX_BYTES)
+    except _fs.ReadProblem as exc:
+        raise ManifestError(
+            f"{file}: {exc}; give a manifest file (JSON, schema {SCHEMA})"
+        ) from None
+    distrust = _fs.untrusted(file)
+    if distrust:
+        raise ManifestError(
+            f"{file}: not trusted: {distrust}; a manifest says which programs run, so it must "
+            "be a file only root or you can change (move it, or fix the permissions)"
+        )
+    return parse(file, data)
 
 
 def to_json(
@@ -214,3 +333,65 @@ def to_json(
         for name, (path, version) in components.items()
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def write(target: Path, text: str, *, force: bool) -> None:
+    """Write ``text`` to ``target`` so that no reader ever sees a torn file (see the
+    module docstring). Without ``force`` an existing target is kept. Raises
+    ``ManifestError`` saying what happened and where the old file is."""
+    directory = target.parent
+    try:
+        existing = os.lstat(target)
+    except FileNotFoundError:
+        existing = None
+    except OSError as exc:
+        raise ManifestError(
+            f"cannot write {target} ({exc.strerror or exc}); choose another -o path"
+        ) from None
+    if existing is not None and not force:
+        raise ManifestError(f"{target} exists; not overwriting it (add --force to replace it)")
+    if existing is not None and not (
+        stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)
+    ):
+        raise ManifestError(f"{target} is {_fs.kind_of(existing.st_mode)}; choose another -o path")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ManifestError(
+            f"cannot write {target} ({exc.strerror or exc}); choose another -o path "
+            "(or run as a user who may write there)"
+        ) from None
+    distrust = _fs.untrusted(directory)
+    if distrust:
+        raise ManifestError(
+            f"cannot write {target}: {distrust}, so the manifest would not be trusted; "
+            "choose a directory only root or you can change"
+        )
+    tmp = directory / f".{target.name}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    kept = f"; {target} is unchanged" if existing is not None else ""
+    try:
+        fd = os.open(tmp, flags, 0o644)
+        try:
+            view = memoryview(text.encode())
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise ManifestError(
+            f"cannot write {target} ({exc.strerror or exc}){kept}; free space or choose another "
+            "-o path"
+        ) from None
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass

@@ -1,7 +1,8 @@
 """Immutable results of a resolution: where each component came from and what was rejected.
 
 Guarantees: every object here is frozen; a ``Choice`` with a ``path`` always has a
-``source``; rejected candidates keep the order in which they were seen.
+``source``; rejected candidates keep the order in which they were seen; ``to_dict`` and
+``from_dict`` round-trip (the activation record stores resolutions as JSON).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._catalog import COMPONENT, COMPONENT_NAMES
 from ._errors import MissingComponentError
 
 
@@ -33,6 +35,15 @@ class Source:
     def __str__(self) -> str:
         return f"{self.kind.value}:{self.detail}"
 
+    @classmethod
+    def parse(cls, text: str) -> Source | None:
+        """``"discovered:ld.so.cache"`` -> the ``Source``; ``None`` for anything else."""
+        kind, sep, detail = text.partition(":")
+        try:
+            return cls(SourceKind(kind), detail) if sep else None
+        except ValueError:
+            return None
+
 
 @dataclass(frozen=True)
 class Rejection:
@@ -46,13 +57,15 @@ class Rejection:
         return f"{self.path} ({self.source}): {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Choice:
     """The outcome for one component: the chosen path (or ``None``) and its history.
 
-    ``searched`` lists the places looked at, in order, as ``"step: location"`` strings;
+    ``searched`` lists the places looked at, in order, as ``"source: location"`` strings;
     ``notes`` are facts worth showing even when something was found (e.g. that the
-    manifest's driver directories were empty and the host's driver was discovered).
+    manifest's driver directories were empty and the host's driver was discovered);
+    ``error`` is set when the component's explicit setting is wrong (the message of the
+    ``SettingError`` that ``resolve()`` raises for it).
     """
 
     component: str
@@ -62,10 +75,40 @@ class Choice:
     rejected: tuple[Rejection, ...] = ()
     searched: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    error: str | None = None
 
     @property
     def found(self) -> bool:
         return self.path is not None
+
+    def __repr__(self) -> str:
+        if self.error:
+            return f"Choice({self.component!r}, error={self.error!r})"
+        if self.path is None:
+            return f"Choice({self.component!r}, missing, {len(self.rejected)} rejected)"
+        version = f", {self.version!r}" if self.version else ""
+        return f"Choice({self.component!r}, {self.path!r}{version}, {self.source})"
+
+    def explain(self, *, strict_manifest: str | None = None) -> str:
+        """A multi-line account of a missing component: what it is, where the shim looked,
+        what it rejected and why, and the fix."""
+        spec = COMPONENT[self.component]
+        lines = [f"{self.component} not found ({spec.what})."]
+        if self.error:
+            lines.append(f"  error: {self.error}")
+        lines += [f"  note: {note}" for note in self.notes]
+        if self.searched:
+            lines.append("  looked at:")
+            lines += [f"    {place}" for place in self.searched]
+        if self.rejected:
+            lines.append("  rejected:")
+            lines += [f"    {rejection}" for rejection in self.rejected]
+        if strict_manifest:
+            lines.append(
+                f"  the manifest {strict_manifest} is strict, so nothing else was searched"
+            )
+        lines.append(f"  fix: {spec.fix}")
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,12 +120,35 @@ class Choice:
             ],
             "searched": list(self.searched),
             "notes": list(self.notes),
+            "error": self.error,
         }
 
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> Choice:
+        def source(text: object) -> Source | None:
+            return Source.parse(text) if isinstance(text, str) else None
 
-@dataclass(frozen=True)
+        return cls(
+            name,
+            data.get("path"),
+            data.get("version"),
+            source(data.get("source")),
+            tuple(
+                Rejection(r["path"], r["reason"], source(r["source"]) or _UNKNOWN)
+                for r in data.get("rejected", ())
+            ),
+            tuple(data.get("searched", ())),
+            tuple(data.get("notes", ())),
+            data.get("error"),
+        )
+
+
+_UNKNOWN = Source(SourceKind.DISCOVERED, "unknown")
+
+
+@dataclass(frozen=True, repr=False)
 class Toolchain:
-    """Every component Triton needs, resolved once. Index it by component name.
+    """Every component, resolved once. Index it by component name.
 
     Example::
 
@@ -101,8 +167,6 @@ class Toolchain:
         try:
             return self.choices[name]
         except KeyError:
-            from ._catalog import COMPONENT_NAMES
-
             raise KeyError(
                 f"unknown component {name!r}; known: {', '.join(COMPONENT_NAMES)}"
             ) from None
@@ -110,28 +174,36 @@ class Toolchain:
     def __iter__(self) -> Iterator[Choice]:
         return iter(self.choices.values())
 
+    def __repr__(self) -> str:
+        missing = [c.component for c in self.missing()]
+        target = f"sm_{self.arch}" if self.arch else "any architecture"
+        manifest = f", manifest={self.manifest!r}" if self.manifest else ""
+        state = f"missing: {', '.join(missing)}" if missing else "complete"
+        return f"<Toolchain for {target}{manifest}: {state}>"
+
     def require(self, name: str) -> str:
         """The chosen path of ``name``; raises ``MissingComponentError`` with the full
         explanation (places searched, candidates rejected, fix) when there is none."""
         choice = self[name]
         if choice.path is None:
-            from ._explain import explain_missing
-
-            raise MissingComponentError(explain_missing(choice, self))
+            strict = self.manifest if self.strict else None
+            raise MissingComponentError(choice.explain(strict_manifest=strict))
         return choice.path
 
     def missing(self, stage: str | None = None) -> tuple[Choice, ...]:
         """Required components that were not found; ``stage`` ("compile" or "launch")
         limits it to what that stage needs."""
-        from ._catalog import SPECS
-
         return tuple(
             c
             for c in self
             if c.path is None
-            and SPECS[c.component].stage is not None
-            and (stage is None or SPECS[c.component].stage == stage)
+            and COMPONENT[c.component].stage is not None
+            and (stage is None or COMPONENT[c.component].stage == stage)
         )
+
+    def errors(self) -> tuple[Choice, ...]:
+        """Components whose explicit setting is wrong."""
+        return tuple(c for c in self if c.error)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,3 +213,13 @@ class Toolchain:
             "notes": list(self.notes),
             "components": {name: c.to_dict() for name, c in self.choices.items()},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Toolchain:
+        return cls(
+            {name: Choice.from_dict(name, c) for name, c in data["components"].items()},
+            arch=data.get("arch"),
+            manifest=data.get("manifest"),
+            strict=bool(data.get("strict")),
+            notes=tuple(data.get("notes", ())),
+        )

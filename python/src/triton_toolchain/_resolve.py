@@ -1,99 +1,210 @@
-"""``resolve()``: every component, from explicit settings, then a manifest, then discovery.
+"""``resolve()``: every component through one cascade: its explicit setting, then the
+manifest, then discovery.
 
 Guarantees:
-- An explicit setting (Triton's own variable, e.g. ``TRITON_PTXAS_PATH``, or ``CC``)
-  that fails its check raises ``SettingError`` naming the variable; it is never
-  replaced by another path.
+
+- An explicit setting (the component's variable, e.g. ``TRITON_PTXAS_PATH`` or ``CC``)
+  that fails its check is an error naming the variable, the value and the fix; it is
+  never replaced by another path. ``resolve()`` raises it as ``SettingError``;
+  ``resolve_all()`` keeps it in the component's ``Choice.error`` and goes on with the
+  others (activation turns it into an error where Triton would use the component).
+- A value that the shim or a wrapper exported rather than the user set (equal to the
+  manifest's entry for the component, or to what ``TRITON_TOOLCHAIN_EXPORTS`` records)
+  is reported under the source it came from and checked like a manifest entry.
 - A manifest entry that fails its check is recorded as rejected; without ``strict``
   discovery then runs, with ``strict`` the component is missing.
 - A manifest that records versions is resolved without starting a process or importing
-  an ELF reader (the driver's directories are checked by name and version only).
+  an ELF reader (``verify=True`` checks everything: ``doctor``, ``check-manifest``).
+- Every observation is made through ``_discovery._fs`` and the host's environment, so
+  ``resolve_recorded`` can return the facts the result depends on (``_record``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 
-from . import _compiler, _headers, _tools
-from ._catalog import ARCH_RELEASES, SPECS_TUPLE, ComponentSpec
-from ._driver import resolve_driver
+from ._catalog import ARCH_RELEASES, COMPONENTS, Component
+from ._discovery import LOCATORS
+from ._discovery._host import Host
+from ._discovery._search import Context, Locator, NotThisComponent, Step, Verdict, search
 from ._errors import SettingError
-from ._fs import forget_real_paths
-from ._host import Host
+from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, find, load
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
-from ._search import Context, Locator, search
+from ._record import Facts, recording
 
 
-def component_locators() -> dict[str, Locator]:
-    """The locator of every component but the driver's two, by name."""
-    return {**_tools.LOCATORS, **_compiler.LOCATORS, **_headers.LOCATORS}
+@dataclasses.dataclass
+class _History:
+    """What one component's cascade has seen so far."""
+
+    rejected: list[Rejection] = dataclasses.field(default_factory=list)
+    searched: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def choice(self, name: str, **found: object) -> Choice:
+        return Choice(
+            name,
+            rejected=tuple(self.rejected),
+            searched=tuple(self.searched),
+            notes=tuple(self.notes),
+            **found,  # type: ignore[arg-type]
+        )
+
+    def take(self, choice: Choice) -> None:
+        """Carry on from an unsuccessful search."""
+        self.rejected, self.searched, self.notes = (
+            list(choice.rejected),
+            list(choice.searched),
+            list(choice.notes),
+        )
 
 
-def _explicit_path(spec: ComponentSpec, value: str, host: Host) -> Path:
-    """The path an explicit setting names. ``CC=gcc`` (a bare name) is looked up on the
-    absolute entries of ``PATH``, as Triton does with ``shutil.which``."""
-    if spec.name != "cc":
-        return Path(value)
-    path, problem = _compiler.compiler_from_setting(host, value)
-    if path is None:
-        raise SettingError(f"CC={value!r}: {problem}; fix: {spec.fix}")
-    return path
+def _manifest_paths(spec: Component, manifest: Manifest) -> list[Path]:
+    """What a manifest names for ``spec``: its entry, or for the run-time driver the
+    ``libcuda.so.1`` of each of ``driver_dirs``."""
+    if spec.kind == "driver":
+        return [d / "libcuda.so.1" for d in manifest.driver_dirs]
+    entry = manifest.components.get(spec.name)
+    return [entry.path] if entry is not None else []
 
 
-# Advice that depends on the host (the distribution's package name), added to a
-# missing component's notes.
-_HOST_ADVICE: dict[str, Callable[[Host], str]] = {"python-headers": _headers.python_headers_fix}
+def _exported_source(
+    spec: Component,
+    path: Path,
+    value: str,
+    manifest: Manifest | None,
+    exports: Mapping[str, tuple[str, str]],
+) -> Source | None:
+    """Where a variable's value came from when the shim or a wrapper exported it
+    (see the module docstring); ``None`` when it is the user's own setting."""
+    if manifest is not None and path in _manifest_paths(spec, manifest):
+        return Source(SourceKind.MANIFEST, str(manifest.file))
+    recorded = exports.get(spec.variable or "")
+    if recorded is not None and recorded[0] == value:
+        return Source.parse(recorded[1])
+    return None
 
 
-def _resolve_component(
-    spec: ComponentSpec, locator: Locator, host: Host, arch: int | None, manifest: Manifest | None
-) -> Choice:
-    value = host.environ.get(spec.env) if spec.env else None
-    if value:
-        path = _explicit_path(spec, value, host)
-        # A wrapper (the Nix one) exports the manifest's paths in Triton's variables too:
-        # the manifest's recorded version then spares running the tool.
-        entry = manifest.components.get(spec.name) if manifest else None
-        recorded = entry.version if entry is not None and entry.path == path else None
-        verdict = locator.check(host, path, Context(arch, recorded))
-        if verdict.problem is not None:
-            raise SettingError(f"{spec.env}={value!r}: {verdict.problem}; fix: {spec.fix}")
-        return Choice(spec.name, str(path), verdict.version, Source(SourceKind.ENV, spec.env or ""))
-
-    rejected: list[Rejection] = []
-    searched: list[str] = []
-    notes: list[str] = []
-    if manifest is not None:
-        source = Source(SourceKind.MANIFEST, str(manifest.file))
-        entry = manifest.components.get(spec.name)
-        if entry is not None:
-            searched.append(f"{source}: {entry.path}")
-            verdict = locator.check(host, entry.path, Context(arch, entry.version))
-            if verdict.problem is None:
-                version = verdict.version or entry.version
-                return Choice(spec.name, str(entry.path), version, source, searched=tuple(searched))
-            rejected.append(Rejection(str(entry.path), verdict.problem, source))
-        if manifest.strict:
-            notes.append(f"the manifest {manifest.file} is strict: discovery is off")
-            return Choice(
-                spec.name, rejected=tuple(rejected), searched=tuple(searched), notes=tuple(notes)
-            )
-
-    check = locator.check
-    choice = search(
-        spec.name,
-        locator.steps,
-        lambda p: check(host, p, Context(arch=arch)),
-        host,
-        rejected=rejected,
-        searched=searched,
+def _setting_error(spec: Component, value: str, problem: str) -> str:
+    return (
+        f"{spec.variable}={value!r}: {problem}; fix: {spec.fix}, or unset {spec.variable} to "
+        "let triton-toolchain look for it"
     )
-    if choice.path is None and spec.name in _HOST_ADVICE:
-        return replace(choice, notes=(*choice.notes, _HOST_ADVICE[spec.name](host)))
-    return choice
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cascade:
+    """One component's cascade on one host (see the module docstring)."""
+
+    spec: Component
+    locator: Locator
+    host: Host
+    ctx: Context
+    manifest: Manifest | None
+    exports: Mapping[str, tuple[str, str]]
+
+    def found(self, history: _History, path: Path, verdict: Verdict, source: Source) -> Choice:
+        history.notes += [verdict.note] if verdict.note else []
+        choice = history.choice(
+            self.spec.name, path=str(path), version=verdict.version, source=source
+        )
+        return self.locator.finish(self.host, self.ctx, choice)
+
+    def recorded(self, path: Path) -> str | None:
+        if self.manifest is None:
+            return None
+        return next((e.version for e in self.manifest.components.values() if e.path == path), None)
+
+    def explicit(self, history: _History) -> Choice | None:
+        """The variable's value: a choice, an error, or ``None`` to go on."""
+        spec, host = self.spec, self.host
+        value = host.environ.get(spec.variable) if spec.variable else None
+        if not value:
+            return None
+        earlier = [
+            c
+            for c in self.ctx.chosen.values()
+            if c.error and c.error.startswith(f"{spec.variable}=")
+        ]
+        if earlier:  # the same wrong variable, already judged for another component
+            return history.choice(spec.name, error=earlier[0].error)
+        try:
+            path = self.locator.explicit(host, value)
+        except NotThisComponent as note:
+            history.notes.append(str(note))
+            return None
+        except ValueError as exc:
+            return history.choice(spec.name, error=_setting_error(spec, value, str(exc)))
+        exported = _exported_source(spec, path, value, self.manifest, self.exports)
+        ctx = dataclasses.replace(
+            self.ctx,
+            named=True,
+            manifest=exported is not None and exported.kind is SourceKind.MANIFEST,
+            recorded_version=self.recorded(path),
+        )
+        verdict = self.locator.check(host, path, ctx)
+        source = exported or Source(SourceKind.ENV, spec.variable or "")
+        history.searched.append(f"{source}: {path}")
+        if verdict.problem is None:
+            return self.found(history, path, verdict, source)
+        if exported is None:
+            return history.choice(spec.name, error=_setting_error(spec, value, verdict.problem))
+        history.rejected.append(Rejection(str(path), verdict.problem, source))
+        return None
+
+    def from_manifest(self, history: _History) -> Choice | None:
+        if self.manifest is None:
+            return None
+        source = Source(SourceKind.MANIFEST, str(self.manifest.file))
+        for path in _manifest_paths(self.spec, self.manifest):
+            if str(path) in {r.path for r in history.rejected}:
+                continue
+            history.searched.append(f"{source}: {path}")
+            ctx = dataclasses.replace(
+                self.ctx, named=True, manifest=True, recorded_version=self.recorded(path)
+            )
+            verdict = self.locator.check(self.host, path, ctx)
+            if verdict.problem is None:
+                return self.found(history, path, verdict, source)
+            history.rejected.append(Rejection(str(path), verdict.problem, source))
+        return None
+
+    def search(self, history: _History, steps: tuple[Step, ...]) -> Choice:
+        host, ctx, locator = self.host, self.ctx, self.locator
+        return search(
+            self.spec.name,
+            steps,
+            lambda p: locator.check(host, p, ctx),
+            host,
+            ctx,
+            rejected=history.rejected,
+            searched=history.searched,
+            notes=history.notes,
+        )
+
+    def run(self) -> Choice:
+        history = _History()
+        found = self.explicit(history) or self.from_manifest(history)
+        if found is not None:
+            return found
+        if self.locator.follows:
+            choice = self.search(history, self.locator.follows)
+            if choice.found:
+                return self.locator.finish(self.host, self.ctx, choice)
+            history.take(choice)
+        if self.manifest is not None and self.manifest.strict:
+            history.notes.append(f"the manifest {self.manifest.file} is strict: discovery is off")
+            return history.choice(self.spec.name)
+        if self.manifest is not None and self.spec.kind == "driver":
+            where = ", ".join(str(d) for d in self.manifest.driver_dirs) or "none given"
+            history.notes.append(
+                f"the manifest's driver directories ({where}) hold no usable driver; the "
+                "host's driver is looked for"
+            )
+        return self.locator.finish(self.host, self.ctx, self.search(history, self.locator.steps))
 
 
 def _check_arch(arch: int | None) -> None:
@@ -107,44 +218,53 @@ def _check_arch(arch: int | None) -> None:
         )
 
 
-def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
-    """Resolve every component of Triton's toolchain for ``sm_<arch>`` (``None``: no
-    particular architecture) on ``host`` (default: this process).
+def resolve_all(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
+    """Resolve every component for ``sm_<arch>`` on ``host`` (default: this process),
+    keeping a wrong explicit setting in its component's ``Choice.error``.
 
-    Search order per component: Triton's variable (explicit), the manifest
-    (``TRITON_TOOLCHAIN_MANIFEST``, the package's, ``sys.prefix``'s, the user's,
-    ``/etc``'s), discovery. Raises ``SettingError`` or ``ManifestError`` for bad input;
-    a component that is simply absent is a ``Choice`` without a path, explained.
+    Raises ``SettingError`` for a wrong ``arch`` or ``TRITON_TOOLCHAIN_MANIFEST`` and
+    ``ManifestError`` for a manifest that cannot be used.
     """
     _check_arch(arch)
-    forget_real_paths()
     host = host or Host.current()
     manifest_file = find(host)
     manifest = load(manifest_file) if manifest_file else None
-    locators = component_locators()
-
-    choices: dict[str, Choice] = {}
-    for spec in SPECS_TUPLE:
-        if spec.name in locators:
-            choices[spec.name] = _resolve_component(spec, locators[spec.name], host, arch, manifest)
-
-    link_entry = manifest.components.get("libcuda-link") if manifest else None
-    choices["libcuda"], choices["libcuda-link"] = resolve_driver(
-        host,
-        explicit=host.environ.get("TRITON_LIBCUDA_PATH") or None,
-        manifest_dirs=manifest.driver_dirs if manifest else (),
-        manifest_link=link_entry.path if link_entry else None,
-        manifest_source=Source(SourceKind.MANIFEST, str(manifest.file)) if manifest else None,
-        strict=manifest.strict if manifest else False,
-    )
-    ordered = {spec.name: choices[spec.name] for spec in SPECS_TUPLE}
+    exports = read_exports(host.environ.get(EXPORTS_VARIABLE))
+    chosen: dict[str, Choice] = {}
+    for spec in COMPONENTS:
+        ctx = Context(arch=arch, chosen=chosen)
+        cascade = _Cascade(spec, LOCATORS[spec.name], host, ctx, manifest, exports)
+        chosen[spec.name] = cascade.run()
     return Toolchain(
-        ordered,
+        chosen,
         arch=arch,
         manifest=str(manifest.file) if manifest else None,
         strict=manifest.strict if manifest else False,
         notes=_notes(host),
     )
+
+
+def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
+    """Resolve every component of the toolchain for ``sm_<arch>`` (``None``: no
+    particular architecture) on ``host`` (default: this process).
+
+    Search order per component: its variable (explicit), the manifest
+    (``TRITON_TOOLCHAIN_MANIFEST``, the package's, ``sys.prefix``'s, the user's,
+    ``/etc``'s), discovery. Raises ``SettingError`` or ``ManifestError`` for bad input;
+    a component that is simply absent is a ``Choice`` without a path, explained.
+    """
+    tc = resolve_all(arch, host=host)
+    errors = dict.fromkeys(c.error for c in tc.errors() if c.error)
+    if errors:
+        raise SettingError("; ".join(errors))
+    return tc
+
+
+def resolve_recorded(arch: int | None, environ: Mapping[str, str]) -> tuple[Toolchain, Facts]:
+    """``resolve_all`` for this process with ``environ``, and the facts it observed."""
+    with recording() as facts:
+        tc = resolve_all(arch, host=Host.current(environ))
+    return tc, facts
 
 
 def _notes(host: Host) -> tuple[str, ...]:
@@ -153,9 +273,11 @@ def _notes(host: Host) -> tuple[str, ...]:
     if host.environ.get("TRITON_PTXAS_PATH") and not host.environ.get(
         "TRITON_PTXAS_BLACKWELL_PATH"
     ):
-        notes.append(
-            "TRITON_PTXAS_PATH is set but TRITON_PTXAS_BLACKWELL_PATH is not: Triton 3.9 runs "
-            "ptxas-blackwell for sm_90 and newer (older releases from sm_100), so set both to "
-            "use your ptxas everywhere"
-        )
+        switch = host.triton.blackwell_from if host.triton else None
+        when = f"from sm_{switch} on" if switch else "from sm_90 on (3.9) or sm_100 on (3.6-3.8)"
+        if host.triton is None or switch is not None:
+            notes.append(
+                f"TRITON_PTXAS_PATH is set but TRITON_PTXAS_BLACKWELL_PATH is not: Triton runs "
+                f"ptxas-blackwell {when}, so set both to use your ptxas everywhere"
+            )
     return tuple(notes)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._driver import loaded_drivers
+from ._loaded import loaded_drivers
 from ._model import Toolchain
 
 N = 4097
@@ -141,7 +141,7 @@ def _nvidia_dir() -> Path:
 
 
 def _build_launcher(tc: Toolchain) -> str:
-    from . import _build
+    from ._triton import _build
 
     if tc["libcuda"].path:
         from triton.backends.nvidia.driver import CudaUtils  # type: ignore[import-untyped, import-not-found, unused-ignore]
@@ -150,7 +150,7 @@ def _build_launcher(tc: Toolchain) -> str:
         return f"built and loaded; driver {', '.join(loaded_drivers())}"
     nvidia = _nvidia_dir()
     with tempfile.TemporaryDirectory() as out:
-        build_plan = _build.plan(
+        build_plan = _build.make_plan(
             tc,
             "cuda_utils",
             str(nvidia / "driver.c"),
@@ -209,10 +209,14 @@ def triton_cdiv(a: int, b: int) -> int:
 
 
 class _Cuda:
-    """The few driver calls a torch-free launch needs, on the loaded ``libcuda.so.1``."""
+    """The few driver calls a torch-free launch needs, on the driver this process loaded
+    (by its path: nothing here loads ``libcuda.so.1`` by bare name)."""
 
     def __init__(self) -> None:
-        self.lib = ctypes.CDLL("libcuda.so.1")  # the driver the shim loaded, by SONAME
+        loaded = loaded_drivers()
+        if not loaded:
+            raise _Skipped("no NVIDIA driver is loaded in this process: stopped after the build")
+        self.lib = ctypes.CDLL(loaded[0])
 
     def __call__(self, name: str, *args: Any) -> None:
         status = getattr(self.lib, name)(*args)

@@ -13,15 +13,16 @@ from pathlib import Path
 import pytest
 from elf_fixtures import install_driver
 from tool_fixtures import fake_host, fake_ptxas, make_writable_by_all
-from triton_toolchain import _outputs
-from triton_toolchain._search import Context
-from triton_toolchain._tools import LOCATORS
+from triton_toolchain._discovery import _answers
+from triton_toolchain._discovery._search import Context
+from triton_toolchain._discovery._tools import LOCATORS
+from triton_toolchain._record import cache_dir
 
 
 @pytest.fixture(autouse=True)
 def new_process() -> None:
     """Each test starts as a new process would: nothing read from the cache file yet."""
-    _outputs._LOADED.clear()
+    _answers.forget_loaded()
 
 
 def _check(host_root: Path, tool: Path) -> str | None:
@@ -39,15 +40,15 @@ def test_an_answer_is_reused_by_the_next_process_until_the_file_changes(tmp_path
     log = tmp_path / "runs.log"
     tool = fake_ptxas(tmp_path / "bin", "12.8", log=log)
     assert _check(tmp_path, tool) == "12.8"
-    _outputs._LOADED.clear()
+    _answers.forget_loaded()
     assert _check(tmp_path, tool) == "12.8"
     assert _runs(log) == 1
-    assert (tmp_path / "cache/triton-toolchain" / _outputs.CACHE_FILE).is_file()
+    assert (tmp_path / "cache/triton-toolchain" / _answers.ANSWERS_FILE).is_file()
 
     # A rebuilt tool (new contents, new modification time) is asked again.
     time.sleep(0.01)
     fake_ptxas(tmp_path / "bin", "13.0", log=log)
-    _outputs._LOADED.clear()
+    _answers.forget_loaded()
     assert _check(tmp_path, tool) == "13.0"
     assert _runs(log) == 2
 
@@ -57,14 +58,14 @@ def test_a_damaged_or_unwritable_cache_only_means_asking_again(tmp_path: Path) -
     tool = fake_ptxas(tmp_path / "bin", "12.8", log=log)
     cache = tmp_path / "cache/triton-toolchain"
     cache.mkdir(parents=True)
-    (cache / _outputs.CACHE_FILE).write_text("{not json")
+    (cache / _answers.ANSWERS_FILE).write_text("{not json")
     assert _check(tmp_path, tool) == "12.8"
-    assert json.loads((cache / _outputs.CACHE_FILE).read_text())  # rewritten, valid
+    assert json.loads((cache / _answers.ANSWERS_FILE).read_text())  # rewritten, valid
 
     blocked = tmp_path / "blocked"
     blocked.mkdir()
     (blocked / "cache").write_text("a file where the cache directory would go")
-    _outputs._LOADED.clear()
+    _answers.forget_loaded()
     assert _check(blocked, tool) == "12.8"
     assert _runs(log) == 2
 
@@ -75,17 +76,17 @@ def test_a_remembered_answer_never_makes_an_unsafe_tool_acceptable(tmp_path: Pat
     make_writable_by_all(tool.parent)
     host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
     verdict = LOCATORS["ptxas"].check(host, tool, Context())
-    assert verdict.problem is not None and "world-writable" in verdict.problem
+    assert verdict.problem is not None and "writable by everyone" in verdict.problem
 
 
 def test_without_a_cache_directory_nothing_is_written(tmp_path: Path) -> None:
-    assert _outputs.cache_dir({}) is None
-    assert _outputs.cache_dir({"XDG_CACHE_HOME": "relative", "HOME": "also-relative"}) is None
-    assert _outputs.cache_dir({"HOME": "/home/u"}) == Path("/home/u/.cache/triton-toolchain")
+    assert cache_dir({}) is None
+    assert cache_dir({"XDG_CACHE_HOME": "relative", "HOME": "also-relative"}) is None
+    assert cache_dir({"HOME": "/home/u"}) == "/home/u/.cache/triton-toolchain"
     tool = fake_ptxas(tmp_path / "bin", "12.8")
     verdict = LOCATORS["ptxas"].check(fake_host(tmp_path, {}), tool, Context())
     assert verdict.version == "12.8"
-    assert not list(tmp_path.rglob(_outputs.CACHE_FILE))
+    assert not list(tmp_path.rglob(_answers.ANSWERS_FILE))
 
 
 def test_elf_facts_spare_the_next_process_pyelftools(tmp_path: Path) -> None:
@@ -93,8 +94,8 @@ def test_elf_facts_spare_the_next_process_pyelftools(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from triton_toolchain._elf import read_elf\n"
-        f"info = read_elf(Path({str(driver)!r}), cache=Path({str(tmp_path / 'cache')!r}))\n"
+        "from triton_toolchain._discovery._elf import read_elf\n"
+        f"info = read_elf(Path({str(driver)!r}), answers=Path({str(tmp_path / 'cache')!r}))\n"
         "print(info.describe, info.soname, 'elftools' in sys.modules)\n"
     )
     env = {**os.environ, "TRITON_TOOLCHAIN": "off"}
@@ -112,16 +113,16 @@ def test_a_checked_libdevice_is_remembered_and_a_changed_one_checked_again(
     tmp_path: Path,
 ) -> None:
     from tool_fixtures import libdevice
-    from triton_toolchain._headers import LOCATORS as HEADER_LOCATORS
+    from triton_toolchain._discovery._headers import LOCATORS as HEADER_LOCATORS
 
     host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
     bc = libdevice(tmp_path / "nvvm/libdevice")
     check = HEADER_LOCATORS["libdevice"].check
     assert check(host, bc, Context()).problem is None
-    cache = tmp_path / "cache/triton-toolchain" / _outputs.CACHE_FILE
+    cache = tmp_path / "cache/triton-toolchain" / _answers.ANSWERS_FILE
     assert str(bc) in cache.read_text()
     # Truncated in place (a new size): checked again, and refused.
     bc.write_bytes(bc.read_bytes()[:1000])
-    _outputs._LOADED.clear()
+    _answers.forget_loaded()
     verdict = check(host, bc, Context())
     assert verdict.problem is not None

@@ -16,14 +16,16 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from . import _fs
+from ._answers import recall, remember
 from ._host import Host
-from ._outputs import recall, remember
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -66,53 +68,42 @@ def machine_name(machine: str) -> str:
     return MACHINE_NAMES.get(machine, machine.removeprefix("EM_"))
 
 
-def _open_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be opened as a regular file, without following it blindly."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return "is a dangling symlink" if path.is_symlink() else "does not exist"
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "is a symlink loop"
-        return f"cannot be read: {exc.strerror or exc}"
-    if path.is_dir():
-        return "is a directory, not a library"
-    if not path.is_file():
-        return f"is not a regular file (mode {st.st_mode:o})"
-    return None
+_CACHE_QUESTION = ("(elf facts, v1)",)
 
 
-_CACHE_ARGS = ("(elf facts, v1)",)
-
-
-def read_elf(path: Path, *, cache: Path | None = None) -> ElfInfo | str:
+def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
     """The ELF facts of ``path``, or a problem string (never an exception).
 
-    Problems: ``"does not exist"``, ``"is a symlink loop"``, ``"is a directory, not a
-    library"``, ``"cannot be read: Permission denied"``, ``"not an ELF file (...)"``,
-    ``"truncated or malformed ELF file (...)"``. With ``cache`` (see ``_outputs``), the
-    facts of a file parsed before (same path, inode, size, modification time) are
+    Problems: ``"does not exist"``, ``"is a symlink loop"``, ``"is a FIFO, a regular
+    file was expected"``, ``"cannot be read: Permission denied"``, ``"not an ELF file
+    (...)"``, ``"truncated or malformed ELF file (...)"``. With ``answers`` (see
+    ``_answers``), the facts of a file parsed before (same path, inode, size, times) are
     reused, so later processes need not import pyelftools.
     """
-    problem = _open_problem(path)
+    problem = _fs.file_problem(path)
     if problem:
         return problem
-    remembered = recall(cache, path, _CACHE_ARGS)
-    if remembered is not None:
-        fields = json.loads(remembered)
-        return ElfInfo(**{**fields, "needed": tuple(fields["needed"])})
+    remembered = recall(answers, path, _CACHE_QUESTION)
+    if remembered is not None and remembered[0]:
+        try:
+            fields = json.loads(remembered[1])
+            return ElfInfo(**{**fields, "needed": tuple(fields["needed"])})
+        except (ValueError, TypeError, KeyError, RecursionError):
+            pass
     try:
-        with path.open("rb") as stream:
-            head = stream.read(len(ELF_MAGIC))
-            if head != ELF_MAGIC:
-                return f"not an ELF file (starts with {head!r})" if head else "is an empty file"
-            stream.seek(0)
-            info = _parse(stream)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "is not a regular file"
+        head = stream.read(len(ELF_MAGIC))
+        if head != ELF_MAGIC:
+            return f"not an ELF file (starts with {head!r})" if head else "is an empty file"
+        stream.seek(0)
+        info = _parse(stream)
     if isinstance(info, ElfInfo):
-        remember(cache, path, _CACHE_ARGS, json.dumps(dataclasses.asdict(info)))
+        remember(answers, path, _CACHE_QUESTION, True, json.dumps(dataclasses.asdict(info)))
     return info
 
 

@@ -1,29 +1,17 @@
-"""Words for results: why a component is missing, and the ``doctor`` table."""
+"""The ``doctor`` report: words for a resolution."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._catalog import SPECS
+from ._catalog import COMPONENT
 from ._model import Choice, SourceKind, Toolchain
 
 
 def explain_missing(choice: Choice, tc: Toolchain | None = None) -> str:
-    """A multi-line account of a missing component: what it is, where the shim looked,
-    what it rejected and why, and the fix."""
-    spec = SPECS[choice.component]
-    lines = [f"{choice.component} not found ({spec.what})."]
-    lines += [f"  note: {note}" for note in choice.notes]
-    if choice.searched:
-        lines.append("  looked at:")
-        lines += [f"    {place}" for place in choice.searched]
-    if choice.rejected:
-        lines.append("  rejected:")
-        lines += [f"    {rejection}" for rejection in choice.rejected]
-    if tc is not None and tc.strict:
-        lines.append(f"  the manifest {tc.manifest} is strict, so nothing else was searched")
-    lines.append(f"  fix: {spec.fix}")
-    return "\n".join(lines)
+    """A multi-line account of a missing component (``Choice.explain``)."""
+    strict = tc.manifest if tc is not None and tc.strict else None
+    return choice.explain(strict_manifest=strict)
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:
@@ -50,7 +38,7 @@ def doctor_report(tc: Toolchain, *, verbose: bool, header: str) -> str:
     what is missing (and, with ``verbose``, every rejected candidate)."""
     rows = [("component", "status", "version", "source", "path")]
     for choice in tc:
-        spec = SPECS[choice.component]
+        spec = COMPONENT[choice.component]
         status = "ok" if choice.found else ("MISSING" if spec.stage else "absent")
         rows.append(
             (
@@ -65,7 +53,7 @@ def doctor_report(tc: Toolchain, *, verbose: bool, header: str) -> str:
     for note in tc.notes:
         out.append(f"\nnote: {note}")
     for choice in tc:
-        spec = SPECS[choice.component]
+        spec = COMPONENT[choice.component]
         if not choice.found and spec.stage:
             out.append("\n" + explain_missing(choice, tc))
         elif choice.notes:

@@ -3,7 +3,7 @@
 
 Every check here reads files only: no process, no pyelftools. A header or libdevice in
 (or resolving into) a world-writable directory, or itself world-writable, is refused
-(``_checks.insecure_reason``): it is compiled into the launcher or linked into kernels.
+(``_trust``): it is compiled into the launcher or linked into kernels.
 
 ``python-headers``. Search order: ``host.include_dir`` (``sysconfig``, Debian's
 ``posix_local`` already mapped by ``_host``), then ``<sys.base_prefix>/include/pythonX.Y``
@@ -33,13 +33,16 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
-from ._checks import file_problem, insecure_reason
+from .._catalog import COMPONENT
+from .._model import Choice
+from . import _fs
+from ._answers import recall, remember
 from ._host import Host
 from ._layouts import layout_steps
-from ._outputs import recall, remember
-from ._search import Candidate, Context, Locator, Step, Verdict, discovered
+from ._search import Candidate, Check, Context, Locator, Step, Verdict, discovered
 
 # ---------------------------------------------------------------- python-headers
 
@@ -73,8 +76,8 @@ def os_release(host: Host) -> dict[str, str]:
     """``/etc/os-release`` (else ``/usr/lib/os-release``) under the root, as a dict."""
     for name in ("/etc/os-release", "/usr/lib/os-release"):
         try:
-            text = host.at(name).read_text(errors="replace")
-        except OSError:
+            text = _fs.read_text(host.at(name), 1 << 16)
+        except _fs.ReadProblem:
             continue
         pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
         return {k.strip(): v.strip().strip("\"'") for k, _, v in pairs}
@@ -115,12 +118,12 @@ def python_headers_fix(host: Host) -> str:
     )
 
 
-def sysconfig_include(host: Host) -> Iterator[Candidate]:
+def sysconfig_include(host: Host, ctx: Context) -> Iterator[Candidate]:
     """``sysconfig``'s include directory (``host.include_dir``)."""
     yield discovered("sysconfig", host.include_dir)
 
 
-def base_prefix_include(host: Host) -> Iterator[Candidate]:
+def base_prefix_include(host: Host, ctx: Context) -> Iterator[Candidate]:
     """The base interpreter's ``include/pythonX.Y`` (a venv has no headers of its own)."""
     major, minor = host.python_version
     yield discovered("sys.base_prefix", host.base_prefix / "include" / f"python{major}.{minor}")
@@ -128,18 +131,18 @@ def base_prefix_include(host: Host) -> Iterator[Candidate]:
 
 def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
     """``path`` holds ``Python.h`` for this interpreter's major.minor version."""
-    problem = file_problem(path, directory=True)
+    problem = _fs.file_problem(path, directory=True)
     if problem:
         return Verdict(problem=problem)
-    if not (path / "Python.h").is_file():
+    if not _fs.is_file(path / "Python.h"):
         return Verdict(problem=f"Python.h is missing from {path}: {_install_advice(host)}")
-    unsafe = insecure_reason(path / "Python.h")
+    unsafe = _fs.untrusted(path / "Python.h")
     if unsafe:
         return Verdict(problem=unsafe)
     try:
-        defines = dict(_PY_DEFINE.findall((path / "patchlevel.h").read_text(errors="replace")))
-    except OSError:
-        return Verdict(problem=f"has Python.h but no readable patchlevel.h in {path}")
+        defines = dict(_PY_DEFINE.findall(_fs.read_text(path / "patchlevel.h", 1 << 20)))
+    except _fs.ReadProblem as exc:
+        return Verdict(problem=f"has Python.h but its patchlevel.h {exc}")
     found = (defines.get("PY_MAJOR_VERSION", "?"), defines.get("PY_MINOR_VERSION", "?"))
     version = defines.get("PY_VERSION", ".".join(found))
     want = tuple(str(v) for v in host.python_version)
@@ -166,8 +169,8 @@ _CUDA_VERSION = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)"
 def cuda_h_version(cuda_h: Path) -> str | None:
     """``"13.0"`` from ``#define CUDA_VERSION 13000`` in ``cuda_h``, else ``None``."""
     try:
-        found = _CUDA_VERSION.search(cuda_h.read_bytes())
-    except OSError:
+        found = _CUDA_VERSION.search(_fs.read_regular(cuda_h, 16 << 20))
+    except _fs.ReadProblem:
         return None
     if found is None:
         return None
@@ -177,19 +180,25 @@ def cuda_h_version(cuda_h: Path) -> str | None:
 
 def check_cuda_headers(host: Host, path: Path, ctx: Context) -> Verdict:
     """``path`` is a directory whose ``cuda.h`` defines ``CUDA_VERSION``."""
-    del host
-    problem = file_problem(path, directory=True)
+    problem = _fs.file_problem(path, directory=True)
     if problem:
         return Verdict(problem=problem)
-    if not (path / "cuda.h").is_file():
-        return Verdict(problem="has no cuda.h")
-    unsafe = insecure_reason(path / "cuda.h")
+    problem = _fs.file_problem(path / "cuda.h")
+    if problem:
+        return Verdict(
+            problem=f"its cuda.h {problem}" if problem != "does not exist" else "has no cuda.h"
+        )
+    unsafe = _fs.untrusted(path / "cuda.h")
     if unsafe:
         return Verdict(problem=unsafe)
-    version = ctx.recorded_version or cuda_h_version(path / "cuda.h")
-    if version is None:
+    found = None if ctx.recorded_version and not host.verify else cuda_h_version(path / "cuda.h")
+    if found is None and ctx.recorded_version is None:
         return Verdict(problem="its cuda.h defines no CUDA_VERSION (not NVIDIA's cuda.h?)")
-    return Verdict(version)
+    if found and ctx.recorded_version and ctx.recorded_version != found:
+        return Verdict(
+            found, f"the manifest records CUDA {ctx.recorded_version}, cuda.h says {found}"
+        )
+    return Verdict(found or ctx.recorded_version)
 
 
 CRT_MARKER = "crt/host_config.h"
@@ -198,17 +207,18 @@ CRT_MARKER = "crt/host_config.h"
 def check_crt_headers(host: Host, path: Path, ctx: Context) -> Verdict:
     """``path`` is a directory holding ``crt/host_config.h``."""
     del host
-    problem = file_problem(path, directory=True)
+    problem = _fs.file_problem(path, directory=True)
     if problem:
         return Verdict(problem=problem)
-    if not (path / CRT_MARKER).is_file():
+    if not _fs.is_file(path / CRT_MARKER):
         return Verdict(problem=f"has no {CRT_MARKER}")
-    return Verdict(ctx.recorded_version, insecure_reason(path / CRT_MARKER))
+    return Verdict(ctx.recorded_version, _fs.untrusted(path / CRT_MARKER))
 
 
 # ---------------------------------------------------------------- libdevice
 
 LIBDEVICE = "libdevice.10.bc"
+LIBDEVICE_LIMIT = 64 << 20  # libdevice.10.bc is about 0.5 MB
 BITCODE_MAGIC = b"BC\xc0\xde"
 WRAPPER_MAGIC = b"\xde\xc0\x17\x0b"
 MODULE_BLOCK_ID = 8  # LLVM's MODULE_BLOCK_ID
@@ -287,18 +297,17 @@ def check_libdevice(host: Host, path: Path, ctx: Context) -> Verdict:
     """``path`` is a complete LLVM bitcode file (``libdevice.10.bc``). The whole file is
     read and walked once per file version; later processes reuse the verdict (see
     ``_outputs``)."""
-    problem = file_problem(path) or insecure_reason(path)
+    problem = _fs.file_problem(path) or _fs.untrusted(path)
     if problem:
         return Verdict(problem=problem)
-    if recall(host.output_cache, path, _BITCODE_CHECKED) is not None:
-        return Verdict(ctx.recorded_version)
+    remembered = recall(host.answers, path, _BITCODE_CHECKED)
+    if remembered is not None:
+        return Verdict(ctx.recorded_version, None if remembered[0] else remembered[1])
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return Verdict(problem=f"cannot be read: {exc.strerror or exc}")
-    problem = bitcode_problem(data)
-    if problem is None:
-        remember(host.output_cache, path, _BITCODE_CHECKED, "ok")
+        problem = bitcode_problem(_fs.read_regular(path, LIBDEVICE_LIMIT))
+    except _fs.ReadProblem as exc:
+        problem = str(exc)
+    remember(host.answers, path, _BITCODE_CHECKED, problem is None, problem or "ok")
     return Verdict(ctx.recorded_version, problem)
 
 
@@ -306,9 +315,25 @@ def check_libdevice(host: Host, path: Path, ctx: Context) -> Verdict:
 
 PYTHON_STEPS: tuple[Step, ...] = (sysconfig_include, base_prefix_include)
 
+
+def _python_headers_missing(host: Host, ctx: Context, choice: Choice) -> Choice:
+    """A missing ``Python.h`` names the directory and this distribution's package."""
+    if choice.found:
+        return choice
+    return replace(choice, notes=(*choice.notes, python_headers_fix(host)))
+
+
+def _layout_locator(name: str, check: Check) -> Locator:
+    spec = COMPONENT[name]
+    assert spec.area is not None  # noqa: S101  every header component has an area
+    return Locator(steps=layout_steps(spec.area, spec.names, bundled=spec.bundled), check=check)
+
+
 LOCATORS: dict[str, Locator] = {
-    "python-headers": Locator(steps=PYTHON_STEPS, check=check_python_headers),
-    "cuda-headers": Locator(steps=layout_steps("include", ("",)), check=check_cuda_headers),
-    "cuda-crt-headers": Locator(steps=layout_steps("crt", ("",)), check=check_crt_headers),
-    "libdevice": Locator(steps=layout_steps("libdevice", (LIBDEVICE,)), check=check_libdevice),
+    "python-headers": Locator(
+        steps=PYTHON_STEPS, check=check_python_headers, finish=_python_headers_missing
+    ),
+    "cuda-headers": _layout_locator("cuda-headers", check_cuda_headers),
+    "cuda-crt-headers": _layout_locator("cuda-crt-headers", check_crt_headers),
+    "libdevice": _layout_locator("libdevice", check_libdevice),
 }

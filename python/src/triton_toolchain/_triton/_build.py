@@ -10,19 +10,22 @@ What it does differently from Triton's own ``_build`` (``runtime/build.py``), wh
 - ``cuda.h`` and ``crt/`` come after Triton's bundled include directory, from
   ``cuda-headers`` and ``cuda-crt-headers`` (as ``TRITON_CUDART_PATH`` would);
 - the driver is linked by the full path of the file in ``libcuda-link`` (the driver's
-  ``libcuda.so.1``, or a toolkit stub ``libcuda.so``), after checking with pyelftools
-  that its SONAME is ``libcuda.so.1``, so the module records ``NEEDED libcuda.so.1``
+  ``libcuda.so.1``, or a toolkit stub ``libcuda.so``, whose SONAME the resolver checked
+  is ``libcuda.so.1``), so the module records ``NEEDED libcuda.so.1``
   whichever it was and no ``-L`` directory (an i386 one, the current directory) can
   supply another ``libcuda``;
 - the module gets ``DT_RPATH`` (not ``DT_RUNPATH``: it wins over ``LD_LIBRARY_PATH``)
   to the run-time driver's directory, so even a process without the shim that loads it
   from Triton's cache finds the chosen driver;
 - before returning, the chosen driver is loaded by its absolute path with
-  ``RTLD_GLOBAL`` (see ``preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
+  ``RTLD_GLOBAL`` (``_loaded.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
   ``driver.c``'s ``dlopen("libcuda.so.1")`` bind to it by SONAME, whatever
   ``LD_LIBRARY_PATH`` says;
-- a compiler failure raises ``BuildError`` with the command, the compiler's output and
-  what to change; a missing component raises ``MissingComponentError``.
+- the compiler runs for at most ``BUILD_TIMEOUT_S`` seconds with bounded output (its
+  process group is killed then); a failure raises ``BuildError`` with the command, the
+  compiler's output and what to change; a missing component raises
+  ``MissingComponentError``; a wrong explicit setting of a build component raises its
+  ``SettingError``.
 
 Libraries other than ``libcuda`` (another backend's) are passed through as Triton would.
 Triton's ``ccflags`` never reach a ``build.impl`` (Triton 3.9 drops them; its NVIDIA
@@ -31,26 +34,29 @@ backend passes none).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import shlex
-import subprocess
 import sysconfig
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ._catalog import SPECS
-from ._driver import loaded_drivers
-from ._errors import BuildError, MissingComponentError
-from ._model import Toolchain
+from .._catalog import COMPONENT
+from .._discovery._compiler import command_argv
+from .._discovery._run import collect
+from .._errors import BuildError, MissingComponentError
+from .._loaded import preload_driver
+from .._model import Toolchain
 
 DRIVER_SONAME = "libcuda.so.1"
 # How Triton names the driver library in ``libraries``: 3.0-3.5 ``cuda`` (-lcuda),
 # 3.6+ ``libcuda.so.1`` (-l:libcuda.so.1).
 LIBCUDA_NAMES = frozenset({"cuda", "libcuda.so", "libcuda.so.1", ":libcuda.so.1", ":libcuda.so"})
 _CXX_SUFFIXES = (".cc", ".cpp", ".cxx")
+BUILD_TIMEOUT_S = 300.0
+BUILD_OUTPUT_LIMIT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -79,39 +85,21 @@ def _unique(items: Sequence[str | None]) -> list[str]:
 
 def link_file(tc: Toolchain) -> Path:
     """The file to link the launcher against: ``libcuda.so.1`` or, in a toolkit stub
-    directory, ``libcuda.so``, inside the resolved ``libcuda-link`` directory.
-
-    Raises ``MissingComponentError`` when there is no link directory, and ``BuildError``
-    when the file's SONAME is not ``libcuda.so.1`` (the module would then need a library
-    that no driver installs).
-    """
+    directory, ``libcuda.so``, inside the resolved ``libcuda-link`` directory (whose
+    check made sure its SONAME is ``libcuda.so.1``). Raises ``MissingComponentError``
+    when there is none."""
     directory = Path(tc.require("libcuda-link"))
     for name in (DRIVER_SONAME, "libcuda.so"):
         candidate = directory / name
         if candidate.exists():
-            break
-    else:
-        raise MissingComponentError(
-            f"libcuda-link {directory} holds neither libcuda.so.1 nor libcuda.so; "
-            f"fix: {SPECS['libcuda-link'].fix}"
-        )
-    from ._elf import read_elf
-
-    info = read_elf(candidate)
-    if isinstance(info, str):
-        raise BuildError(
-            f"cannot link against {candidate}: {info}; fix: {SPECS['libcuda-link'].fix}"
-        )
-    if info.soname != DRIVER_SONAME:
-        raise BuildError(
-            f"cannot link against {candidate}: its SONAME is {info.soname!r}, not "
-            f"{DRIVER_SONAME!r}, so the launcher would need a library no NVIDIA driver "
-            f"installs; fix: {SPECS['libcuda-link'].fix}"
-        )
-    return candidate
+            return candidate
+    raise MissingComponentError(
+        f"libcuda-link {directory} holds neither libcuda.so.1 nor libcuda.so; "
+        f"fix: {COMPONENT['libcuda-link'].fix}"
+    )
 
 
-def plan(
+def make_plan(
     tc: Toolchain,
     name: str,
     src: str,
@@ -130,13 +118,13 @@ def plan(
     Raises ``MissingComponentError`` for a missing ``cc``, ``python-headers``,
     ``libcuda-link`` or (with ``require_driver``) ``libcuda``.
     """
-    cc = tc.require("cc")
+    cc = command_argv(tc.require("cc"))
     python_headers = tc.require("python-headers")
     output = os.path.join(srcdir, f"{name}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}")
-    argv = [cc, src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", output]
+    argv = [*cc, src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", output]
     cxx = src.endswith(_CXX_SUFFIXES)
     if cxx:
-        argv[2:2] = ["-x", "c++", "-std=c++17"]
+        argv[len(cc) + 1 : len(cc) + 1] = ["-x", "c++", "-std=c++17"]
 
     driver: str | None = None
     links_cuda = any(lib in LIBCUDA_NAMES for lib in libraries)
@@ -171,13 +159,13 @@ def _advice(output: str, tc: Toolchain) -> str:
         if header in ("Python.h", "pyconfig.h"):
             where = tc["python-headers"].path
             return (
-                f"{header} is not in {where}: {SPECS['python-headers'].fix} "
+                f"{header} is not in {where}: {COMPONENT['python-headers'].fix} "
                 f"(e.g. Debian/Ubuntu: python3-dev or python3.X-dev; Fedora: python3-devel; "
                 f"conda: it ships them), or point the manifest's python-headers at the "
                 f"directory holding {header}"
             )
         if header.startswith(("cuda", "crt/")):
-            return f"{header} was not found: {SPECS['cuda-headers'].fix}"
+            return f"{header} was not found: {COMPONENT['cuda-headers'].fix}"
         return f"the header {header} is missing from the compiler's include path"
     if "skipping incompatible" in output or "file in wrong format" in output:
         return (
@@ -186,7 +174,7 @@ def _advice(output: str, tc: Toolchain) -> str:
             "machine's driver"
         )
     if "cannot find" in output and "cuda" in output:
-        return SPECS["libcuda-link"].fix
+        return COMPONENT["libcuda-link"].fix
     return (
         f"the C compiler {tc['cc'].path} failed; check that it can build a shared library "
         f"for this Python, or set CC to another compiler"
@@ -195,24 +183,17 @@ def _advice(output: str, tc: Toolchain) -> str:
 
 def run(build_plan: BuildPlan, tc: Toolchain) -> str:
     """Run the compiler; return the module's path or raise ``BuildError``."""
-    try:
-        done = subprocess.run(
-            build_plan.argv,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            check=False,
-            stdin=subprocess.DEVNULL,
+    status, raw, problem = collect(list(build_plan.argv), None, BUILD_TIMEOUT_S, BUILD_OUTPUT_LIMIT)
+    output = raw.decode("utf-8", "replace").strip()
+    if problem is not None and status is None and not raw and problem.startswith("cannot be run"):
+        raise BuildError(
+            f"cannot run the C compiler: {problem}\n  command: {build_plan.command}\n"
+            f"  fix: {COMPONENT['cc'].fix}"
         )
-    except OSError as exc:
+    if problem is not None or status != 0 or not os.path.exists(build_plan.output):
+        what = problem or f"exit status {status}"
         raise BuildError(
-            f"cannot run the C compiler: {exc.strerror or exc}\n  command: {build_plan.command}\n"
-            f"  fix: {SPECS['cc'].fix}"
-        ) from exc
-    if done.returncode != 0 or not os.path.exists(build_plan.output):
-        output = (done.stdout + done.stderr).strip()
-        raise BuildError(
-            f"building Triton's launcher module failed (exit status {done.returncode})\n"
+            f"building Triton's launcher module failed ({what})\n"
             f"  command: {build_plan.command}\n"
             f"  compiler output:\n{_indent(output or '(none)')}\n"
             f"  fix: {_advice(output, tc)}"
@@ -224,57 +205,31 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def preload_driver(path: str) -> str:
-    """Load the driver ``path`` (absolute) with ``RTLD_GLOBAL`` unless a ``libcuda.so*``
-    is already mapped into this process; return the path of the driver now loaded.
+def build_module(
+    plan: dict[str, Any],
+    name: str,
+    src: str,
+    srcdir: str,
+    library_dirs: list[str],
+    include_dirs: list[str],
+    libraries: list[str],
+) -> str:
+    """Build one launcher module with the plan's toolchain (``_apply.LauncherBuild``):
+    a wrong explicit setting of a build component raises its ``SettingError``; the
+    driver is loaded by its absolute path before the module is built."""
+    from ._guards import setting_error
 
-    Afterwards ``dlopen("libcuda.so.1")`` by bare name, from Triton's ``ctypes`` probe or
-    from ``driver.c``, returns this library (the dynamic loader matches loaded objects by
-    SONAME before it searches ``LD_LIBRARY_PATH``, whose empty entries mean the current
-    directory). A driver already loaded (by torch, say) is kept: two drivers in one
-    process cannot work; the resolver reports that one as found in the process.
-    """
-    loaded = loaded_drivers()
-    if loaded:
-        return loaded[0]
-    if not os.path.isabs(path):
-        raise ValueError(f"the driver must be loaded by its absolute path, not {path!r}")
-    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    return path
-
-
-class LauncherBuild:
-    """The callable given to ``triton.knobs.build.impl``:
-    ``impl(name, src, srcdir, library_dirs, include_dirs, libraries) -> path of the .so``.
-
-    ``toolchain`` is asked for the current resolution at every build, so a later
-    ``activate(arch=...)`` applies to the next build.
-    """
-
-    def __init__(self, toolchain: Callable[[], Toolchain]) -> None:
-        self._toolchain = toolchain
-
-    def __call__(
-        self,
-        name: str,
-        src: str,
-        srcdir: str,
-        library_dirs: list[str],
-        include_dirs: list[str],
-        libraries: list[str],
-        /,
-    ) -> str:
-        tc = self._toolchain()
-        build_plan = plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
-        if build_plan.driver is not None:
-            try:
-                preload_driver(build_plan.driver)
-            except OSError as exc:
-                raise BuildError(
-                    f"cannot load the NVIDIA driver {build_plan.driver}: {exc}; "
-                    f"fix: {SPECS['libcuda'].fix}"
-                ) from exc
-        return run(build_plan, tc)
-
-    def __repr__(self) -> str:
-        return "<triton_toolchain launcher build>"
+    error = setting_error(plan, "build")
+    if error is not None:
+        raise error
+    tc = Toolchain.from_dict(plan["toolchain"])
+    build_plan = make_plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
+    if build_plan.driver is not None:
+        try:
+            preload_driver(build_plan.driver)
+        except OSError as exc:
+            raise BuildError(
+                f"cannot load the NVIDIA driver {build_plan.driver}: {exc}; "
+                f"fix: {COMPONENT['libcuda'].fix}"
+            ) from exc
+    return run(build_plan, tc)

@@ -26,6 +26,9 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._catalog import MACHINES
+from . import _fs
+
 OLD_MAGIC = b"ld.so-1.7.0"
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
 
@@ -52,14 +55,6 @@ ARCH_NAMES: dict[int, str] = {
     0x0E00: "64bit,nan2008",
     0x0F00: "soft-float (RISC-V)",
     0x1000: "double-float",
-}
-
-# The flags ``ld.so`` of an interpreter architecture (``Host.machine``) accepts.
-MACHINE_FLAGS: dict[str, int] = {
-    "x86_64": FLAG_ELF_LIBC6 | 0x0300,
-    "i686": FLAG_ELF_LIBC6,
-    "aarch64": FLAG_ELF_LIBC6 | 0x0A00,
-    "ppc64le": FLAG_ELF_LIBC6 | 0x0500,
 }
 
 _OLD_HEADER = struct.Struct("<11sxI")  # char magic[11], (padding), unsigned nlibs
@@ -91,9 +86,9 @@ class CacheEntry:
 
     def matches(self, machine: str) -> bool | None:
         """Whether ``ld.so`` for ``machine`` (``Host.machine``) would use this entry;
-        ``None`` when the machine is not in ``MACHINE_FLAGS``."""
-        want = MACHINE_FLAGS.get(machine)
-        return None if want is None else self.flags == want
+        ``None`` when the machine is not in ``MACHINES``."""
+        facts = MACHINES.get(machine)
+        return None if facts is None else self.flags == facts.ld_cache_flags
 
 
 @dataclass(frozen=True)
@@ -163,16 +158,19 @@ def parse_ld_cache(data: bytes, path: Path = Path("/etc/ld.so.cache")) -> LdCach
         return f"{path} is a damaged linker cache: {exc}"
 
 
+MAX_BYTES = 64 << 20
+
+
 def read_ld_cache(path: Path) -> LdCache | str | None:
     """The cache at ``path``; ``None`` when there is none (NixOS); a problem string when
     it cannot be read or is malformed, e.g. ``"/etc/ld.so.cache is a damaged linker
     cache: string table is truncated"``."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"{path} cannot be read: {exc.strerror or exc}"
+        data = _fs.read_regular(path, MAX_BYTES)
+    except _fs.ReadProblem as problem:
+        if str(problem) == "does not exist":
+            return None
+        return f"{path} {problem}"
     if not data:
         return f"{path} is empty"
     return parse_ld_cache(data, path)

@@ -1,0 +1,92 @@
+"""What trusted tools answered (``ptxas --version``, ``cc -v``) and what files were found
+to be (an ELF's facts, a complete bitcode file), remembered across processes so that a
+later process does not run or parse them again.
+
+Guarantees:
+
+- An answer is reused only for the same file: its resolved path, device, inode, size,
+  modification and change times (the change time cannot be set by anyone, so ``cp -p``
+  or the Nix store's constant modification time does not preserve an entry), and the
+  same question. Failures are remembered like answers ("did not answer within 10 s"),
+  so a hanging tool costs its timeout once, not in every process.
+- The file lives in the user's cache directory
+  (``$XDG_CACHE_HOME/triton-toolchain/answers-v2.json``, default ``~/.cache/...``) only
+  when that directory belongs to this user and nobody else can change it (``_trust``);
+  otherwise nothing is read or written there. A missing, damaged, oversized or special
+  file (a FIFO, a link to ``/dev/zero``) only means asking again; it is replaced by a
+  temporary file renamed over it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from .._record import read_private, write_private
+
+ANSWERS_FILE = "answers-v2.json"
+MAX_ENTRIES = 512
+MAX_BYTES = 4 << 20
+_LOCK = threading.Lock()
+_LOADED: dict[Path, dict[str, Any]] = {}
+
+
+def _key(path: Path, question: tuple[str, ...]) -> str | None:
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return None
+    identity = [real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return json.dumps([*identity, list(question)])
+
+
+def _entries(directory: Path) -> dict[str, Any]:
+    if directory not in _LOADED:
+        data = read_private(str(directory), ANSWERS_FILE, MAX_BYTES)
+        try:
+            loaded = json.loads(data) if data is not None else {}
+        except (ValueError, RecursionError):
+            loaded = {}
+        valid = isinstance(loaded, dict) and all(
+            isinstance(v, list) and len(v) == 2 and isinstance(v[1], str) for v in loaded.values()
+        )
+        _LOADED[directory] = loaded if valid else {}
+    return _LOADED[directory]
+
+
+def recall(
+    directory: Path | None, path: Path, question: tuple[str, ...]
+) -> tuple[bool, str] | None:
+    """``(ok, text)`` remembered for asking ``path`` ``question``, or ``None``: ``ok`` is
+    whether it answered, ``text`` the answer or what went wrong."""
+    key = _key(path, question) if directory else None
+    if directory is None or key is None:
+        return None
+    with _LOCK:
+        found = _entries(directory).get(key)
+    return (bool(found[0]), found[1]) if found else None
+
+
+def remember(
+    directory: Path | None, path: Path, question: tuple[str, ...], ok: bool, text: str
+) -> None:
+    """Keep an answer (``ok``) or a failure; errors writing it are ignored."""
+    key = _key(path, question) if directory else None
+    if directory is None or key is None:
+        return
+    with _LOCK:
+        entries = _entries(directory)
+        entries[key] = [ok, text]
+        while len(entries) > MAX_ENTRIES:
+            entries.pop(next(iter(entries)))
+        write_private(str(directory), ANSWERS_FILE, json.dumps(entries).encode())
+
+
+def forget_loaded() -> None:
+    """Drop what this process read of the file (a test changes it behind our back)."""
+    with _LOCK:
+        _LOADED.clear()

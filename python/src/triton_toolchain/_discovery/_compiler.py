@@ -1,0 +1,185 @@
+"""Locator of ``cc``, the C compiler that builds Triton's launcher module.
+
+Search order (first accepted wins):
+
+1. conda's compiler, ``$CONDA_PREFIX/bin/*-conda-linux-gnu-cc`` (those whose triple
+   names this interpreter's architecture first): in an active conda environment that
+   has ``c-compiler`` installed, that compiler matches the environment's sysroot and
+   its Python, and conda's own activation would have exported it as ``CC``;
+2. ``gcc``, then ``clang``, then ``cc`` on the absolute entries of ``PATH`` (Triton's
+   ``_find_compiler`` order); then versioned names (``gcc-14``, ``gcc-12``, newest
+   first), which distributions install without the plain name. Empty and relative
+   ``PATH`` entries are reported as rejected, never used.
+
+Explicit ``CC`` (``command_from_setting``): a command line, as build tools take it.
+The shim builds Triton's launcher itself, so ``CC="ccache gcc"``, ``CC="distcc gcc"``
+or ``CC="gcc -m64"`` work: each program is looked up (a bare name on the absolute
+``PATH`` entries, as ``shutil.which`` does) and checked; words after the compiler must
+be options. A relative path with a ``/``, an unbalanced quote, or a program that is not
+found is a ``SettingError`` naming ``CC``. An absolute path that exists is taken whole,
+even with spaces in it. The resolved command is the component's path, quoted as a shell
+would (``/usr/bin/ccache /usr/bin/gcc``).
+
+Check (``check_compiler``): every program is a regular executable file that nobody but
+root and this user can change (``_trust``); then ONE process, ``<command> -v`` with
+``LC_ALL=C``, gives both the target triple (``Target: x86_64-linux-gnu``) and the
+version (``gcc version 12.2.0``, ``clang version 18.1.3``); the triple's architecture,
+adjusted by ``-m32``/``-m64``/``-mx32`` among the options, must be this interpreter's
+(``host.machine``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+from .._catalog import triple_machine
+from . import _fs
+from ._host import Host
+from ._layouts import path_candidates, path_step, search_path
+from ._run import ask
+from ._search import Candidate, Context, Locator, Step, Verdict, discovered
+
+COMPILER_NAMES: tuple[str, ...] = ("gcc", "clang", "cc")
+VERSIONED_NAMES: tuple[str, ...] = ("gcc-[0-9]*", "clang-[0-9]*")
+CONDA_COMPILER_GLOB = "*-conda-linux-gnu-cc"
+# Programs that run the compiler named after them.
+LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "icecc", "buildcache"})
+# Options that choose the architecture a gcc or clang builds for.
+MACHINE_OPTIONS: dict[str, str] = {"-m64": "x86_64", "-m32": "i686", "-mx32": "x32"}
+
+_TARGET = re.compile(r"^Target: (\S+)", re.MULTILINE)
+_VERSION = re.compile(r"\b(?:gcc|clang) version (\d+(?:\.\d+)*)")
+_NUMBER = re.compile(r"\d+")
+
+
+def conda_compilers(host: Host, ctx: Context) -> Iterator[Candidate]:
+    """``$CONDA_PREFIX/bin/*-conda-linux-gnu-cc``, this architecture's first."""
+    prefix = host.environ.get("CONDA_PREFIX")
+    if not prefix or not Path(prefix).is_absolute():
+        return
+    found = _fs.glob(Path(prefix, "bin", CONDA_COMPILER_GLOB))
+    found.sort(key=lambda p: triple_machine(p.name.removesuffix("-cc")) != host.machine)
+    yield from (discovered("CONDA_PREFIX", p) for p in found)
+
+
+def versioned_compilers(host: Host, ctx: Context) -> Iterator[Candidate]:
+    """``gcc-<N>`` and ``clang-<N>`` in the absolute ``PATH`` entries, newest first."""
+    kept, _ = search_path(host)
+    for pattern in VERSIONED_NAMES:
+        found = [p for d in kept for p in _fs.glob(d / pattern)]
+        found = [p for p in found if p.name.split("-", 1)[1].isdigit()]
+        found.sort(key=lambda p: -int(p.name.split("-", 1)[1]))
+        yield from (discovered("PATH", p) for p in found)
+
+
+STEPS: tuple[Step, ...] = (
+    conda_compilers,
+    *(path_step(n) for n in COMPILER_NAMES),
+    versioned_compilers,
+)
+
+
+def _program(host: Host, word: str) -> Path:
+    """The absolute path of a program named in a command line; ``ValueError`` says why
+    there is none."""
+    if word.startswith("/"):
+        return Path(word)
+    if "/" in word:
+        raise ValueError(
+            f"{word!r} is a relative path, which depends on the current directory: give an "
+            "absolute path or a bare name to look up on PATH"
+        )
+    refused: list[str] = []
+    for cand in path_candidates(host, word):
+        if cand.refused is not None:
+            if _fs.lexists(cand.path):
+                refused.append(cand.refused)
+            continue
+        if _fs.file_problem(cand.path, executable=True) is None:
+            return cand.path
+    ignored = f" ({'; '.join(refused)})" if refused else ""
+    raise ValueError(f"{word!r} was not found on the absolute entries of PATH{ignored}")
+
+
+def command_from_setting(host: Host, value: str) -> Path:
+    """The command an explicit ``CC`` value names, as a ``Path`` whose text is the
+    resolved command line (see the module docstring); ``ValueError`` says what is wrong.
+    The command still has to pass ``check_compiler``."""
+    if not value.strip():
+        raise ValueError("is empty")
+    if value.startswith("/") and _fs.lexists(value):
+        return Path(value)
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a command line ({exc})") from None
+    programs = [words.pop(0)]
+    if Path(programs[0]).name in LAUNCHERS and words and not words[0].startswith("-"):
+        programs.append(words.pop(0))
+    extra = [w for w in words if not w.startswith("-")]
+    if extra:
+        raise ValueError(
+            f"{value!r} has {extra[0]!r} after the compiler, where only options belong"
+        )
+    resolved = [str(_program(host, p)) for p in programs]
+    return Path(shlex.join([*resolved, *words]))
+
+
+def command_argv(command: str) -> list[str]:
+    """The words of a resolved compiler command (``Choice.path`` of ``cc``): an
+    existing absolute file path is one word, even with spaces in it."""
+    if command.startswith("/") and os.path.isfile(command):
+        return [command]
+    return shlex.split(command)
+
+
+def _explicit(host: Host, value: str) -> Path:
+    return command_from_setting(host, value)
+
+
+def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
+    """Judge ``path`` (a program or a resolved command line) as the C compiler for this
+    interpreter (see the module docstring)."""
+    try:
+        argv = command_argv(str(path))
+    except ValueError as exc:
+        return Verdict(problem=f"is not a command line ({exc})")
+    programs = [Path(w) for w in argv if not w.startswith("-")]
+    for program in programs:
+        problem = _fs.file_problem(program, executable=True) or _fs.untrusted(program)
+        if problem:
+            return Verdict(problem=problem if len(argv) == 1 else f"{program}: {problem}")
+    if ctx.recorded_version is not None and not host.verify:
+        return Verdict(ctx.recorded_version)
+    output, problem = ask(
+        programs[0],
+        (*argv[1:], "-v"),
+        env={**host.environ, "LC_ALL": "C", "LANGUAGE": ""},
+        answers=host.answers,
+        depends_on=tuple(programs[1:]),
+    )
+    if output is None:
+        return Verdict(problem=problem)
+    target = _TARGET.search(output)
+    version = _VERSION.search(output)
+    found = version.group(1) if version else None
+    if target is None:
+        return Verdict(found, "`-v` named no target triple (not gcc or clang?)")
+    machine = triple_machine(target.group(1))
+    for option in argv[1:]:
+        machine = MACHINE_OPTIONS.get(option, machine)
+    if machine != host.machine:
+        return Verdict(
+            found,
+            f"builds for {target.group(1)} ({machine}), but this Python is {host.machine}",
+        )
+    return Verdict(found)
+
+
+LOCATORS: dict[str, Locator] = {
+    "cc": Locator(steps=STEPS, check=check_compiler, explicit=_explicit),
+}

@@ -1,0 +1,173 @@
+"""The one seam between discovery and the machine: filesystem root, environment,
+interpreter and the installed packages that carry toolchain pieces.
+
+Tests build a ``Host`` over a fake root in ``tmp_path``; ``Host.current()`` describes
+this process. Only the fixed, well-known system locations (``/etc/ld.so.cache``,
+``/run/opengl-driver/lib``, ``/usr/local/cuda``, ``/proc/driver/nvidia/version``...)
+are taken under ``root``; paths that come from data (environment variables, the linker
+cache's entries, a manifest) are used as they are. Every variable read through
+``environ`` is recorded as a fact (``_record``), as is every package lookup.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import struct
+import sys
+import sysconfig
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._catalog import MACHINES, TritonRelease, triton_release
+from .._record import observe, observed_env
+from . import _fs
+
+_VERSION = re.compile(rb"""^__version__\s*=\s*['"](\d+)\.(\d+)""", re.M)
+
+
+@functools.cache
+def interpreter_machine() -> str:
+    """This interpreter's architecture, e.g. ``"x86_64"``; a 32-bit Python on a 64-bit
+    kernel is ``"i686"``."""
+    machine = os.uname().machine  # what platform.machine() reads, without importing it
+    if machine in ("x86_64", "AMD64", "i386", "i586", "i686"):
+        return "x86_64" if struct.calcsize("P") == 8 else "i686"
+    return machine
+
+
+@functools.cache
+def python_include_dir() -> Path:
+    """Where this interpreter's ``Python.h`` belongs, from ``sysconfig``. Debian's
+    ``posix_local`` scheme points at /usr/local; its headers are in ``posix_prefix``'s
+    include directory, as Triton itself assumes."""
+    scheme = sysconfig.get_default_scheme()
+    if scheme == "posix_local":
+        scheme = "posix_prefix"
+    return Path(sysconfig.get_paths(scheme=scheme)["include"])
+
+
+class RecordedEnviron(Mapping[str, str]):
+    """A read-only view of an environment that records every variable read."""
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> str:
+        value = self._data.get(key)
+        observed_env(key, value)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: str, default: object = None) -> str | None:  # type: ignore[override]
+        value = self._data.get(key)
+        observed_env(key, value)
+        return value if value is not None else default  # type: ignore[return-value]
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(str(key)) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def _package(name: str) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in observe("package", name))
+
+
+def triton_version(triton_dir: Path | None) -> tuple[int, int] | None:
+    """``(major, minor)`` of the Triton in ``triton_dir``, from its ``__init__.py``'s
+    ``__version__`` (Triton is not imported)."""
+    if triton_dir is None:
+        return None
+    try:
+        text = _fs.read_regular(triton_dir / "__init__.py", 1 << 20)
+    except _fs.ReadProblem:
+        return None
+    found = _VERSION.search(text)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine as discovery sees it.
+
+    ``triton_dir``, ``torch_dir`` and ``nvidia_dirs`` are the installed ``triton``,
+    ``torch`` and ``nvidia`` (pip CUDA wheels) package directories, found without
+    importing them; ``triton`` is the Triton release's row of ``TRITON_RELEASES``.
+    """
+
+    root: Path = Path("/")
+    environ: Mapping[str, str] = field(default_factory=lambda: RecordedEnviron(os.environ))
+    machine: str = field(default_factory=interpreter_machine)
+    python_version: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
+    python_include: Path | None = None  # None: this interpreter's, from sysconfig
+    base_prefix: Path = Path(sys.base_prefix)
+    prefix: Path = Path(sys.prefix)
+    # Facts of this interpreter (architecture, sysconfig, where packages are) are read
+    # once per process by Host.current(): installing a package into a running
+    # interpreter is not followed.
+    triton_dir: Path | None = None
+    torch_dir: Path | None = None
+    nvidia_dirs: tuple[Path, ...] = ()
+    triton: TritonRelease | None = None
+    # Run the tools even where a manifest records their versions (doctor, lock).
+    verify: bool = False
+
+    @classmethod
+    def current(cls, environ: Mapping[str, str] | None = None, *, verify: bool = False) -> Host:
+        """This process: ``/``, ``environ`` (default ``os.environ``), ``sys``, and the
+        packages the import system finds."""
+        triton_dir = next(iter(_package("triton")), None)
+        return cls(
+            environ=RecordedEnviron(os.environ if environ is None else environ),
+            triton_dir=triton_dir,
+            torch_dir=next(iter(_package("torch")), None),
+            nvidia_dirs=_package("nvidia"),
+            triton=triton_release(triton_version(triton_dir)),
+            verify=verify,
+        )
+
+    @property
+    def include_dir(self) -> Path:
+        """Where ``Python.h`` belongs: ``python_include``, else ``sysconfig``'s answer
+        (read only when asked: resolving from a manifest does not need it)."""
+        return self.python_include or python_include_dir()
+
+    @property
+    def answers(self) -> Path | None:
+        """Where tools' answers are remembered (``_answers``); ``None``: nowhere."""
+        from .._record import cache_dir
+
+        directory = cache_dir(self.environ)
+        return Path(directory) if directory else None
+
+    @property
+    def elf_machine(self) -> str:
+        facts = MACHINES.get(self.machine)
+        return facts.elf_machine if facts else "EM_" + self.machine.upper()
+
+    @property
+    def elf_class(self) -> int:
+        facts = MACHINES.get(self.machine)
+        return facts.elf_class if facts else 64
+
+    @property
+    def cuda_targets(self) -> tuple[str, ...]:
+        facts = MACHINES.get(self.machine)
+        return facts.cuda_targets if facts else ()
+
+    def at(self, path: str) -> Path:
+        """A well-known absolute system path under this host's root:
+        ``Host(root=Path("/tmp/r")).at("/etc/ld.so.cache")`` is ``/tmp/r/etc/ld.so.cache``."""
+        return self.root / path.lstrip("/")
+
+    def glob(self, pattern: str) -> list[Path]:
+        """Sorted matches of an absolute glob pattern under the root, e.g. ``/opt/cuda*``."""
+        return _fs.glob(self.at(pattern))

@@ -1,0 +1,168 @@
+"""The one search runner, and the shape every locator has.
+
+A locator (``Locator``) says how one component is found and judged: how an explicit
+setting names a candidate, the discovery steps in order, one check for every candidate
+(explicit, manifest and discovered alike), and a last look at the outcome. Each step
+lists the paths it would use; the runner skips paths that do not exist (recording where
+it looked) and files already judged, and stops at the first path the check accepts.
+
+Example: the ptxas locator's steps are ``triton_bundled``, ``torch``, ``pip_wheels``,
+``conda_prefix``, ``cuda_home``, ...; on a machine whose Triton lost its bundled ptxas
+the runner rejects an 11.4 ptxas in ``CUDA_HOME`` ("release 11.4 cannot assemble
+sm_90a, needs 12.0 or newer") and takes ``/usr/local/cuda/bin/ptxas``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._model import Choice, Rejection, Source, SourceKind
+from . import _fs
+from ._host import Host
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A path a step proposes, with the source it would be reported under.
+
+    ``refused`` marks a path the step saw but must never use (one reached through an
+    empty or relative ``PATH`` entry): the runner does not judge it, and reports it as
+    rejected with that reason when something is there.
+    """
+
+    path: Path
+    source: Source
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A check's judgement: accepted when ``problem`` is ``None``; ``note``: a fact
+    worth reporting about an accepted candidate (a forward-compatibility driver)."""
+
+    version: str | None = None
+    problem: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check needs besides the path.
+
+    ``arch``: the target architecture (``None``: any); ``recorded_version``: the version a
+    manifest recorded (then the check runs no process, unless ``host.verify``);
+    ``named``: the candidate was named by the user or a manifest (an intended CUDA
+    forward-compatibility driver is accepted then); ``manifest``: it comes from a
+    manifest, whose facts are believed unless ``host.verify``; ``chosen``: the
+    components resolved before this one (the link directory follows the driver).
+    """
+
+    arch: int | None = None
+    recorded_version: str | None = None
+    named: bool = False
+    manifest: bool = False
+    chosen: Mapping[str, Choice] = field(default_factory=dict)
+
+
+Step = Callable[[Host, Context], Iterable[Candidate]]
+Check = Callable[[Host, Path, Context], Verdict]
+
+
+class NotThisComponent(Exception):
+    """Raised by ``Locator.explicit`` when the setting is about another component (a
+    link stub in ``TRITON_LIBCUDA_PATH`` says nothing about the run-time driver); the
+    message becomes a note and the search goes on as if the variable were unset."""
+
+
+def _as_is(host: Host, value: str) -> Path:
+    del host
+    return Path(value)
+
+
+def _unchanged(host: Host, ctx: Context, choice: Choice) -> Choice:
+    del host, ctx
+    return choice
+
+
+@dataclass(frozen=True)
+class Locator:
+    """How one component is found and judged.
+
+    - ``explicit(host, value)``: the path a setting's value names (raise ``ValueError``
+      with the reason for a value that names nothing usable, ``NotThisComponent`` for
+      one about another component);
+    - ``steps``: discovery, in order;
+    - ``follows``: candidates that follow from components chosen before this one (the
+      link directory is the driver's): tried after the manifest, even a strict one;
+    - ``check``: applied to every candidate;
+    - ``finish(host, ctx, choice)``: a last look at the outcome of discovery (notes,
+      candidates worth reporting that the search did not reach).
+    """
+
+    steps: tuple[Step, ...]
+    check: Check
+    follows: tuple[Step, ...] = ()
+    explicit: Callable[[Host, str], Path] = _as_is
+    finish: Callable[[Host, Context, Choice], Choice] = _unchanged
+
+
+def discovered(detail: str, path: Path | str) -> Candidate:
+    """A candidate reported as ``discovered:<detail>``."""
+    return Candidate(Path(path), Source(SourceKind.DISCOVERED, detail))
+
+
+def key_of(path: Path) -> Path:
+    """What two candidates that are the same file have in common: the resolved path."""
+    try:
+        return _fs.real_path(path)
+    except (OSError, ValueError):
+        return path
+
+
+def search(
+    component: str,
+    steps: Iterable[Step],
+    check: Callable[[Path], Verdict],
+    host: Host,
+    ctx: Context,
+    *,
+    rejected: Iterable[Rejection] = (),
+    searched: Iterable[str] = (),
+    notes: Iterable[str] = (),
+) -> Choice:
+    """Run ``steps`` in order and return the first candidate ``check`` accepts.
+
+    ``rejected``/``searched``/``notes`` carry history from earlier sources (a manifest
+    entry that was refused, say) so that the final ``Choice`` tells the whole story.
+    Candidates that resolve to a file already judged are not judged twice.
+    """
+    rejections = list(rejected)
+    looked = list(searched)
+    judged: set[Path] = set()
+    for step in steps:
+        for cand in step(host, ctx):
+            looked.append(f"{cand.source}: {cand.path}")
+            if not _fs.lexists(cand.path):
+                continue
+            if cand.refused is not None:
+                rejections.append(Rejection(str(cand.path), cand.refused, cand.source))
+                continue
+            key = key_of(cand.path)
+            if key in judged:
+                continue
+            judged.add(key)
+            verdict = check(cand.path)
+            if verdict.problem is None:
+                return Choice(
+                    component,
+                    str(cand.path),
+                    verdict.version,
+                    cand.source,
+                    tuple(rejections),
+                    tuple(looked),
+                    (*notes, *([verdict.note] if verdict.note else [])),
+                )
+            rejections.append(Rejection(str(cand.path), verdict.problem, cand.source))
+    return Choice(component, None, None, None, tuple(rejections), tuple(looked), tuple(notes))

@@ -1,0 +1,132 @@
+"""The environment that hands a resolution to another process: Triton's own variables,
+``CC``, ``TRITON_TOOLCHAIN_MANIFEST``, and ``TRITON_TOOLCHAIN_EXPORTS``, which says what
+was exported and where it came from. One place for which component goes where.
+
+``TRITON_TOOLCHAIN_EXPORTS`` (JSON: variable -> ``[value, source]``) lets the child's
+resolution tell the values a parent's ``env``/``run`` exported from the user's own
+settings: a variable whose value is still the exported one is taken as coming from
+that source (``discovered:cuda-toolkit``, ``manifest:/etc/...``), checked like a
+manifest entry (a value that no longer passes is rejected and discovery goes on), not
+as an explicit setting. Whatever the user sets afterwards is theirs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+from ._catalog import COMPONENTS
+from ._model import Toolchain
+
+MANIFEST_VARIABLE = "TRITON_TOOLCHAIN_MANIFEST"
+EXPORTS_VARIABLE = "TRITON_TOOLCHAIN_EXPORTS"
+MAX_EXPORTS_BYTES = 1 << 16
+# Variables whose entries a program looks things up in: a child never gets an empty or
+# relative entry (one means the current directory).
+SEARCH_PATHS = ("PATH", "LD_LIBRARY_PATH")
+
+
+def toolchain_env(tc: Toolchain) -> dict[str, str]:
+    """Variables for every found component, e.g. ``{"TRITON_PTXAS_PATH": "/usr/...", ...}``,
+    the manifest, and ``TRITON_TOOLCHAIN_EXPORTS``.
+
+    ``TRITON_LIBCUDA_PATH`` is the run-time driver's directory when a driver was found,
+    else the link directory (a toolkit stub: enough to build, not to launch).
+    """
+    env: dict[str, str] = {}
+    sources: dict[str, list[str]] = {}
+    for spec in COMPONENTS:
+        choice = tc[spec.name]
+        if spec.variable is None or choice.path is None or spec.variable in env:
+            continue
+        value = os.path.dirname(choice.path) if spec.variable_names_dir else choice.path
+        env[spec.variable] = value
+        sources[spec.variable] = [value, str(choice.source)]
+    if tc.manifest:
+        env[MANIFEST_VARIABLE] = tc.manifest
+    if sources:
+        env[EXPORTS_VARIABLE] = json.dumps(sources, separators=(",", ":"))
+    return env
+
+
+def read_exports(value: str | None) -> dict[str, tuple[str, str]]:
+    """``TRITON_TOOLCHAIN_EXPORTS`` read back: variable -> ``(value, source)``; a value
+    that is not what ``toolchain_env`` writes counts as none."""
+    if not value or len(value) > MAX_EXPORTS_BYTES:
+        return {}
+    try:
+        doc = json.loads(value)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    return {
+        k: (v[0], v[1])
+        for k, v in doc.items()
+        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+    }
+
+
+def clean_search_path(value: str) -> str:
+    """``value`` without its empty and relative entries (``"::/usr/bin:bin"`` ->
+    ``"/usr/bin"``)."""
+    return os.pathsep.join(e for e in value.split(os.pathsep) if os.path.isabs(e))
+
+
+def merged_env(tc: Toolchain, base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with the toolchain's variables added where ``base`` does not set them
+    (what the user set always wins), and ``PATH``/``LD_LIBRARY_PATH`` without empty or
+    relative entries."""
+    merged = dict(base)
+    exported = toolchain_env(tc)
+    kept = {k for k in exported if merged.get(k)}
+    for key, value in exported.items():
+        if key not in kept:
+            merged[key] = value
+    if EXPORTS_VARIABLE not in kept and EXPORTS_VARIABLE in exported:
+        # Only what was really exported: the user's own values stay the user's.
+        record = read_exports(exported[EXPORTS_VARIABLE])
+        mine = {k: list(v) for k, v in record.items() if k not in kept}
+        if mine:
+            merged[EXPORTS_VARIABLE] = json.dumps(mine, separators=(",", ":"))
+        else:
+            merged.pop(EXPORTS_VARIABLE, None)
+    for key in SEARCH_PATHS:
+        if key in merged:
+            merged[key] = clean_search_path(merged[key])
+            if not merged[key] and key == "LD_LIBRARY_PATH":
+                del merged[key]
+    return merged
+
+
+def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
+    """``triton-toolchain run -- CMD ARGS...``: replace this process by ``CMD`` with the
+    toolchain's variables exported (``_exports.merged_env``) where the environment does
+    not already set them, and ``PATH``/``LD_LIBRARY_PATH`` without empty or relative
+    entries. The non-Nix twin of the Nix wrapper. Returns only on failure: 127 when
+    ``CMD`` cannot be found, 126 when it cannot be run (as shells do)."""
+    import shutil
+    import sys
+
+    from ._activate import user_environ
+    from ._discovery._host import Host
+    from ._resolve import resolve
+
+    tc = resolve(arch, host=Host.current(user_environ()))
+    env = merged_env(tc, os.environ)
+    program = argv[0]
+    if os.sep not in program:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        if found is None or not os.path.isabs(found):
+            print(f"triton-toolchain run: {program}: command not found", file=sys.stderr)
+            return 127
+        program = found
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(program, argv, env)  # noqa: S606  a resolved absolute path, no shell
+    except OSError as exc:
+        print(f"triton-toolchain run: {program}: {exc.strerror or exc}", file=sys.stderr)
+        return 126 if os.path.exists(program) else 127
+    return 0  # pragma: no cover  (execve does not return)

@@ -1,0 +1,344 @@
+"""Observations, and the activation record that lets a process skip resolving.
+
+Resolution is a function of what it observes: environment variables, and the status,
+links, listings and trust of files (``_discovery._fs`` routes every such read through
+``observe`` here); what it learns by running tools or parsing files is tied to the
+status of the file it came from. While ``resolve`` runs, every observation and its
+value are recorded. ``activate()`` keeps the result with those facts in the user's
+cache; a later process whose interpreter is the same (``identity``) and whose every
+fact, observed again, has the same value, reuses the result: it cannot differ from
+what resolving again would give. Observing again costs a few hundred ``stat`` calls,
+not the resolver's modules.
+
+Guarantees: pure standard library (this module is what ``import triton`` pays for on a
+hit). Records live only in a directory this user alone can write (``_trust``), are
+written to a temporary file and renamed, and a missing, damaged or foreign record only
+means resolving again; nothing here raises for them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import fnmatch
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import Any
+
+from . import _trust
+
+RECORD_FILE = "activation-v1.json"
+MAX_RECORDS = 8
+MAX_RECORD_BYTES = 8 << 20
+CONTENT_LIMIT = 1 << 16  # /proc and /sys files are observed by their content
+
+
+def _status(call: Callable[[str], os.stat_result], path: str) -> list[int]:
+    try:
+        st = call(path)
+    except OSError as exc:
+        return [-1, exc.errno or 0]
+    except ValueError:  # an embedded NUL character
+        return [-1, 0]
+    return [
+        st.st_mode,
+        st.st_uid,
+        st.st_gid,
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+    ]
+
+
+def _listing(pattern: str) -> list[str]:
+    """Sorted matches of an absolute pattern whose wildcards are in whole components
+    (``/usr/local/cuda-*``, ``/x/nvidia/*/lib/stubs/libcuda.so``)."""
+    found = ["/"]
+    for part in [p for p in pattern.split("/") if p]:
+        if not any(c in part for c in "*?["):
+            found = [os.path.join(d, part) for d in found if os.path.lexists(os.path.join(d, part))]
+            continue
+        matches = []
+        for directory in found:
+            try:
+                names = os.listdir(directory)
+            except (OSError, ValueError):
+                continue
+            matches += [os.path.join(directory, n) for n in fnmatch.filter(names, part)]
+        found = matches
+    return sorted(found)
+
+
+def _content(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, CONTENT_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _spec_dirs(name: str) -> list[str]:
+    """The directories of package ``name`` as the import system finds it now, without
+    importing it (a namespace package has several)."""
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None) if module is not None else None
+    if spec is None:
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations is not None:
+        return [str(p) for p in spec.submodule_search_locations]
+    return [os.path.dirname(spec.origin)] if spec.origin else []
+
+
+# Every kind of observation: op -> how to make it. A recorded fact is (op, argument,
+# value); observing it again must give the same value.
+OPS: dict[str, Callable[[str], Any]] = {
+    "stat": lambda p: _status(os.stat, p),
+    "lstat": lambda p: _status(os.lstat, p),
+    "realpath": os.path.realpath,
+    "glob": _listing,
+    "executable": lambda p: os.access(p, os.X_OK),
+    "trust": _trust.untrusted,
+    "content": _content,
+    "package": _spec_dirs,
+}
+
+
+class Facts:
+    """What one resolution observed, in order: ``(op, argument) -> value``. An
+    observation made twice with different values makes the facts ``unstable``
+    (something changed while resolving): such facts are never stored."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], Any] = {}
+        self.unstable = False
+
+    def add(self, op: str, arg: str, value: Any) -> None:
+        key = (op, arg)
+        if key in self.values:
+            self.unstable = self.unstable or self.values[key] != value
+        else:
+            self.values[key] = value
+
+    def to_list(self) -> list[list[Any]]:
+        return [[op, arg, value] for (op, arg), value in self.values.items()]
+
+
+_ACTIVE: contextvars.ContextVar[Facts | None] = contextvars.ContextVar(
+    "triton_toolchain_facts", default=None
+)
+
+
+@contextmanager
+def recording() -> Iterator[Facts]:
+    """Record every observation made in this context."""
+    facts = Facts()
+    token = _ACTIVE.set(facts)
+    try:
+        yield facts
+    finally:
+        _ACTIVE.reset(token)
+
+
+def observe(op: str, arg: str) -> Any:
+    """Make an observation (``OPS[op](arg)``), recording it when a recording is active."""
+    value = OPS[op](arg)
+    facts = _ACTIVE.get()
+    if facts is not None:
+        facts.add(op, arg, _jsonable(value))
+    return value
+
+
+def observed_env(name: str, value: str | None) -> None:
+    """Record that the environment variable ``name`` was read as ``value``."""
+    facts = _ACTIVE.get()
+    if facts is not None:
+        facts.add("env", name, value)
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def verify(facts: list[list[Any]], environ: Mapping[str, str]) -> bool:
+    """Every fact, observed again, has the value recorded."""
+    for op, arg, value in facts:
+        now = environ.get(arg) if op == "env" else OPS[op](arg)
+        if _jsonable(now) != value:
+            return False
+    return True
+
+
+# --------------------------------------------------------------- the stored records
+
+
+def cache_dir(environ: Mapping[str, str]) -> str | None:
+    """``$XDG_CACHE_HOME/triton-toolchain`` (absolute only), else
+    ``$HOME/.cache/triton-toolchain``; ``None`` without either."""
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if xdg.startswith("/"):
+        return os.path.join(xdg, "triton-toolchain")
+    home = environ.get("HOME", "")
+    return os.path.join(home, ".cache", "triton-toolchain") if home.startswith("/") else None
+
+
+def private_dir(directory: str | None) -> str | None:
+    """``directory`` if it exists, belongs to this user and nobody else can change it
+    (``_trust``); ``None`` otherwise."""
+    if directory is None:
+        return None
+    try:
+        st = os.lstat(directory)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        return None
+    return directory if _trust.untrusted(directory) is None else None
+
+
+def make_private_dir(directory: str | None) -> str | None:
+    """Create ``directory`` (mode 0700) where missing; the same answer as ``private_dir``."""
+    if directory is None:
+        return None
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except (OSError, ValueError):
+        return None
+    return private_dir(directory)
+
+
+def read_private(directory: str | None, name: str, limit: int) -> bytes | None:
+    """The bytes of the regular file ``name`` in the private ``directory``, without
+    following a link or blocking on a special file; ``None`` when there is none or it
+    is not a regular file of at most ``limit`` bytes."""
+    if private_dir(directory) is None:
+        return None
+    assert directory is not None  # noqa: S101  private_dir returned it
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(os.path.join(directory, name), flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit or st.st_uid != os.geteuid():
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_private(directory: str | None, name: str, data: bytes) -> bool:
+    """Replace ``name`` in the private ``directory`` (created if needed) by ``data``:
+    written to a temporary file of mode 0600, then renamed over. False when it could
+    not be written; the old file then stays as it was."""
+    directory = make_private_dir(directory)
+    if directory is None:
+        return False
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, os.path.join(directory, name))
+        return True
+    except OSError:
+        with suppress(OSError):
+            os.unlink(tmp)
+        return False
+
+
+def identity(arch: int | None) -> list[Any]:
+    """What a record is only valid for: this interpreter, its import path, this user
+    and groups, the target architecture, and the shim's own files."""
+    package = os.path.dirname(__file__)
+    return [
+        sys.executable,
+        sys.prefix,
+        sys.base_prefix,
+        list(sys.version_info[:3]),
+        os.uname().machine,
+        sys.maxsize,
+        os.geteuid(),
+        os.getegid(),
+        sorted(os.getgroups()),
+        list(sys.path),
+        arch,
+        _status(os.stat, package),
+        _status(os.stat, __file__),
+    ]
+
+
+def _records(environ: Mapping[str, str]) -> list[dict[str, Any]]:
+    data = read_private(cache_dir(environ), RECORD_FILE, MAX_RECORD_BYTES)
+    if data is None:
+        return []
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return []
+    records = doc.get("records") if isinstance(doc, dict) else None
+    if not isinstance(records, list):
+        return []
+    return [
+        r
+        for r in records
+        if isinstance(r, dict)
+        and isinstance(r.get("facts"), list)
+        and all(isinstance(f, list) and len(f) == 3 and f[0] in (*OPS, "env") for f in r["facts"])
+    ]
+
+
+def lookup(key: list[Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """The stored result for ``key`` whose facts all hold now, or ``None``."""
+    for record in _records(environ):
+        if record.get("key") == key and verify(record["facts"], environ):
+            result = record.get("result")
+            return result if isinstance(result, dict) else None
+    return None
+
+
+def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping[str, str]) -> bool:
+    """Keep ``result`` with its facts (the newest first, at most ``MAX_RECORDS``)."""
+    if facts.unstable:
+        return False
+    entry = {"key": key, "facts": facts.to_list(), "result": result}
+    kept = [r for r in _records(environ) if r.get("facts") != entry["facts"]]
+    doc = {"records": [entry, *kept][:MAX_RECORDS]}
+    try:
+        data = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode()
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return write_private(cache_dir(environ), RECORD_FILE, data)

@@ -1,0 +1,155 @@
+"""The errors Triton's guarded lookups raise (``_apply``), instead of a ptxas failure,
+an LLVM abort, a misleading ``RuntimeError`` or a silent fall-back.
+
+- a wrong explicit setting of a component the step uses (``setting_error``);
+- Triton finds no ptxas, or the one it would run cannot assemble the target (a 12.4
+  ptxas for sm_100a), or this Triton cannot use its release (3.3 rejects CUDA 13: its
+  own ``ptx_get_version`` raises), or it is not the one the shim chose (Triton fell
+  back to its bundled binary because the chosen one did not run, or a strict manifest
+  gives none) (``ptxas_error``);
+- no driver where Triton asks for its directories (``missing_driver``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .._catalog import COMPONENT, arch_problem, ptxas_for, triton_release
+from .._errors import MissingComponentError, SettingError
+from .._model import Toolchain
+
+PTXAS_COMPONENTS = ("ptxas-blackwell", "ptxas")
+
+
+def setting_error(plan: dict[str, Any], used_by: str) -> SettingError | None:
+    """The error for the wrong explicit settings of components that ``used_by``
+    (``"compile"`` or ``"build"``) needs, or ``None``."""
+    errors = [s["error"] for s in plan["settings"] if s["error"] and s["used_by"] == used_by]
+    return SettingError("; ".join(errors)) if errors else None
+
+
+def tool_fields(tool: object) -> tuple[str | None, str | None]:
+    """``(path, release)`` of what ``get_ptxas`` returned: a ``knobs.NvidiaTool``
+    (3.4+) or a ``(path, version)`` tuple (3.0-3.3)."""
+    if isinstance(tool, tuple) and len(tool) == 2:
+        return str(tool[0]), str(tool[1])
+    path, version = getattr(tool, "path", None), getattr(tool, "version", None)
+    return (str(path) if path else None), (str(version) if version else None)
+
+
+def _triton_version() -> tuple[int, int] | None:
+    module = __import__("sys").modules.get("triton")
+    text = str(getattr(module, "__version__", ""))
+    parts = text.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return int(parts[0]), int(parts[1])
+    return None
+
+
+def usable_release(release: str, namespace: dict[str, Any]) -> str | None:
+    """Why this Triton cannot use ptxas ``release`` (its ``ptx_get_version`` refuses it)."""
+    ptx_get_version = namespace.get("ptx_get_version")
+    if not callable(ptx_get_version):
+        return None
+    try:
+        ptx_get_version(release)
+    except (RuntimeError, ValueError, AssertionError):
+        version = _triton_version()
+        name = f"Triton {version[0]}.{version[1]}" if version else "this Triton"
+        return (
+            f"{name} cannot use a CUDA {release} ptxas (it knows no PTX version for that release)"
+        )
+    return None
+
+
+def _fixes(arch: int) -> str:
+    component = ptxas_for(arch, triton_release(_triton_version()))
+    spec = COMPONENT[component]
+    return (
+        f"set {spec.variable} ({component}, what this Triton runs for sm_{arch}): {spec.fix}; "
+        f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and why each was "
+        "rejected"
+    )
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def no_ptxas(arch: int, exc: BaseException) -> MissingComponentError:
+    """The error for Triton finding no ptxas at all for ``sm_<arch>``."""
+    return MissingComponentError(
+        f"Triton found no ptxas for sm_{arch} ({exc}).\n  fix: {_fixes(arch)}"
+    )
+
+
+def ptxas_error(
+    arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any]
+) -> MissingComponentError | None:
+    """The error for the ptxas Triton chose for ``sm_<arch>`` (``tool``), or ``None``
+    when it is fine."""
+    path, release = tool_fields(tool)
+    if release:
+        problem = arch_problem(arch, release) or usable_release(release, namespace)
+        if problem:
+            return MissingComponentError(
+                f"Triton would run {path} (CUDA release {release}) to assemble sm_{arch}: "
+                f"{problem}.\n  fix: {_fixes(arch)}"
+            )
+    tc = Toolchain.from_dict(plan["toolchain"])
+    chosen = [p for p in (tc[n].path for n in PTXAS_COMPONENTS) if p is not None]
+    if path is None or any(_same_file(path, c) for c in chosen):
+        return None
+    if tc.strict:
+        missing = [tc[n] for n in PTXAS_COMPONENTS if tc[n].path is None]
+        detail = "\n".join(c.explain(strict_manifest=tc.manifest) for c in missing)
+        return MissingComponentError(
+            f"Triton fell back to {path} for sm_{arch}, which the strict manifest "
+            f"{tc.manifest} does not give (discovery is off).\n{detail}"
+        )
+    if chosen:
+        return MissingComponentError(
+            f"Triton fell back to {path} for sm_{arch}: the chosen {' or '.join(chosen)} did "
+            f"not run when Triton asked its version (was it removed or changed since?).\n"
+            f"  fix: run `triton-toolchain doctor --arch {arch}`"
+        )
+    return None
+
+
+def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
+    """The explanation of the missing driver, as ``Toolchain.require`` gives it."""
+    tc = Toolchain.from_dict(plan["toolchain"])
+    try:
+        tc.require("libcuda")
+    except MissingComponentError as exc:
+        return exc
+    return MissingComponentError("no NVIDIA driver was found")  # pragma: no cover
+
+
+def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
+    """What the installed Triton itself refuses of the chosen ptxas releases, asked of
+    its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA 13).
+    Imports Triton's NVIDIA compiler module: for ``doctor``, not for activation."""
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec("triton") is None:
+        return ()
+    try:
+        importlib.import_module("triton.backends.nvidia.compiler")
+    except Exception as exc:  # a broken Triton install is worth a line, not a traceback
+        return (f"Triton's NVIDIA compiler cannot be imported ({type(exc).__name__}: {exc})",)
+    from ._apply import namespaces
+
+    spaces = namespaces("compiler")
+    if not spaces:
+        return ()
+    problems = []
+    for name in ("ptxas", "ptxas-blackwell"):
+        choice = tc[name]
+        if choice.path is not None and choice.version is not None:
+            problem = usable_release(choice.version, spaces[0][1])
+            if problem:
+                problems.append(f"{name} {choice.path}: {problem}")
+    return tuple(problems)

@@ -1,0 +1,108 @@
+"""Who can change a file: the one rule by which the shim decides what it may run, load,
+read as a manifest, or believe from its cache.
+
+A path is trusted when nobody but root and this process's user can change what it
+names. The path is walked as the kernel resolves it, component by component and
+through every symbolic link; each directory whose entries are read on the way, and the
+final file, must be:
+
+- owned by root or by this user;
+- not writable by others, nor by its group unless that group is the owner's private
+  group (named like the owner, with no other members: Debian's and Ubuntu's default);
+- except a directory with the sticky bit (``/tmp``, ``/nix/store``): others may add
+  entries there but not replace ours, and the entry itself is checked next.
+
+Guarantees: pure standard library (this module is on the activation fast path); never
+raises for a path that cannot be walked: the reason is returned
+(``"not trusted: directory /tmp/x is writable by everyone"``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+MAX_LINKS = 40  # as the kernel's MAXSYMLINKS
+
+
+def _private_group(st: os.stat_result) -> bool:
+    """The file's group is its owner's private group (same name, no other member)."""
+    import grp
+    import pwd
+
+    try:
+        owner = pwd.getpwuid(st.st_uid).pw_name
+        group = grp.getgrgid(st.st_gid)
+    except (KeyError, OSError):
+        return False
+    return group.gr_name == owner and set(group.gr_mem) <= {owner}
+
+
+def _owner_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (KeyError, OSError):
+        return f"uid {uid}"
+
+
+def entry_problem(path: str, st: os.stat_result, *, directory: bool) -> str | None:
+    """Why ``path`` (with status ``st``) lets someone else change what it holds, or ``None``."""
+    what = "directory" if directory else "file"
+    if st.st_uid not in (0, os.geteuid()):
+        return f"not trusted: {what} {path} is owned by {_owner_name(st.st_uid)}"
+    mode = st.st_mode
+    if directory and mode & stat.S_ISVTX:
+        return None
+    if mode & stat.S_IWOTH:
+        return f"not trusted: {what} {path} is writable by everyone"
+    if mode & stat.S_IWGRP and not _private_group(st):
+        return f"not trusted: {what} {path} is writable by its group (gid {st.st_gid})"
+    return None
+
+
+def untrusted(path: str) -> str | None:
+    """Why ``path`` (absolute) is not trusted (see the module docstring), or ``None``.
+
+    A path that cannot be walked (missing component, loop, permission) gives its reason
+    too: what cannot be examined is not trusted.
+    """
+    if not path.startswith("/"):
+        return f"{path} is not an absolute path"
+    parts = [p for p in path.split("/") if p]
+    current = "/"
+    links = 0
+    try:
+        problem = entry_problem("/", os.stat("/"), directory=True)
+        if problem:
+            return problem
+        while parts:
+            name = parts.pop(0)
+            if name == ".":
+                continue
+            if name == "..":
+                current = os.path.dirname(current) or "/"
+                continue
+            candidate = os.path.join(current, name)
+            st = os.lstat(candidate)
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                if links > MAX_LINKS:
+                    return f"{path}: too many levels of symbolic links"
+                target = os.readlink(candidate)
+                if target.startswith("/"):
+                    current = "/"
+                parts[:0] = [p for p in target.split("/") if p]
+                continue
+            problem = entry_problem(candidate, st, directory=bool(parts))
+            if problem:
+                return problem
+            if parts and not stat.S_ISDIR(st.st_mode):
+                return f"{path}: {candidate} is not a directory"
+            current = candidate
+    except OSError as exc:
+        return f"{path} cannot be examined: {exc.strerror or exc}"
+    except ValueError as exc:  # an embedded NUL character
+        return f"{path!r} cannot be examined: {exc}"
+    return None
