@@ -531,9 +531,8 @@ def test_e2e_doctor_reports_the_store_toolchain(wrapped: Wrapped, tmp_path: Path
     assert doc["manifest"] == wrapped.manifest_file
     for name, entry in wrapped.manifest["components"].items():
         got = doc["components"][name]
-        source = (
-            f"env:{EXPORTED[name]}" if name in EXPORTED else f"manifest:{wrapped.manifest_file}"
-        )
+        # The wrapper's exports equal the manifest's entries: attributed to the manifest.
+        source = f"manifest:{wrapped.manifest_file}"
         assert (got["path"], got["source"]) == (entry["path"], source), name
         assert got["path"].startswith("/nix/store/"), name
     assert {"python-headers", "libcuda-link"} <= set(wrapped.manifest["components"]) - set(EXPORTED)
