@@ -228,6 +228,12 @@ def test_unit_tests_of_pure_functions(nix: Nix, repo: Path) -> None:
     assert failures == []
 
 
+def test_flake_check_builds(nix: Nix, repo: Path) -> None:
+    """`nix flake check`, builds included: the shim's tests, the manifest check and the
+    formatting check (the stand-in's nixfmt, ./nixpkgs/nixfmt.py) pass."""
+    nix("flake", "check", f"path:{repo}", *flake_args(repo))
+
+
 def test_flake_outputs_evaluate(nix: Nix, repo: Path) -> None:
     nix("flake", "check", "--no-build", f"path:{repo}", *flake_args(repo))
     shown = nix("flake", "show", "--json", f"path:{repo}", *flake_args(repo)).stdout
