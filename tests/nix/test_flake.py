@@ -39,6 +39,8 @@ CONFIG = (
     "experimental-features = nix-command flakes\n"
     "substituters =\nsandbox = false\nbuild-users-group =\n"
 )
+
+
 def _missing(what: str) -> None:
     pytest.fail(f"{what} is required: the README's test command installs it")
 
@@ -325,7 +327,14 @@ def test_overlay_makes_triton_and_torch_carry_the_shim(nix: Nix, repo: Path) -> 
     }"""
     attr = f"path:{repo}#legacyPackages.x86_64-linux.python3.pkgs"
     got = json.loads(nix("eval", "--json", attr, *flake_args(repo), "--apply", apply).stdout)
-    for key in ("triton", "tritonCuda", "tritonBin", "torchTriton", "torchBinTriton", "torchClosure"):
+    for key in (
+        "triton",
+        "tritonCuda",
+        "tritonBin",
+        "torchTriton",
+        "torchBinTriton",
+        "torchClosure",
+    ):
         assert "triton-toolchain" in got[key], key
     assert got["activates"] and got["shimManifest"]
 
@@ -457,17 +466,25 @@ def test_stand_in_refuses_what_nixpkgs_refuses(nix: Nix, repo: Path) -> None:
     """CUDA's packages are unfree, and broken without config.cudaSupport; triton-bin is
     unfree (its bundled ptxas); CUDA 12.9 has no cuda_crt; a Triton's `.override`
     declares Triton's arguments (lib.customisation's mirrorFunctionArgs)."""
-    unfree = eval_fails(nix, f"({standin(repo, '{ }', overlay=False)}).cudaPackages.cuda_nvcc.drvPath")
-    assert "unfree license (‘CUDA EULA’)" in unfree, unfree
+    unfree = eval_fails(
+        nix, f"({standin(repo, '{ }', overlay=False)}).cudaPackages.cuda_nvcc.drvPath"
+    )
+    assert "unfree license (\u2018CUDA EULA\u2019)" in unfree, unfree
     broken = eval_fails(
-        nix, f"({standin(repo, '{ allowUnfree = true; }', overlay=False)}).cudaPackages.cuda_nvcc.drvPath"
+        nix,
+        f"({standin(repo, '{ allowUnfree = true; }', overlay=False)})"
+        ".cudaPackages.cuda_nvcc.drvPath",
     )
     assert "marked as broken" in broken and "config.cudaSupport" in broken, broken
     wheel = eval_fails(
-        nix, f"({standin(repo, '{ cudaSupport = true; }', overlay=False)}).python3.pkgs.triton-bin.drvPath"
+        nix,
+        f"({standin(repo, '{ cudaSupport = true; }', overlay=False)})"
+        ".python3.pkgs.triton-bin.drvPath",
     )
-    assert "unfree license (‘unfreeRedistributable mit’)" in wheel, wheel
-    crt = eval_fails(nix, f"({standin(repo, CUDA_CONFIG, overlay=False)}).cudaPackages.cuda_crt.drvPath")
+    assert "unfree license (\u2018unfreeRedistributable mit\u2019)" in wheel, wheel
+    crt = eval_fails(
+        nix, f"({standin(repo, CUDA_CONFIG, overlay=False)}).cudaPackages.cuda_crt.drvPath"
+    )
     assert "no cuda_crt redistributable for CUDA 12.9" in crt, crt
     pkgs = standin(repo, CUDA_CONFIG, overlay=False)
     got = eval_json(
@@ -480,7 +497,10 @@ def test_stand_in_refuses_what_nixpkgs_refuses(nix: Nix, repo: Path) -> None:
         "args = builtins.attrNames (pkgs.lib.functionArgs pkgs.python3.pkgs.triton.override); "
         "passesCuda = pkgs.python3.pkgs.triton ? cudaPackages; }",
     )
-    assert got["nvcc"] == "cuda12.9-cuda_nvcc-12.9.86" and got["nvcc13"] == "cuda13.0-cuda_nvcc-13.0.88"
+    assert (
+        got["nvcc"] == "cuda12.9-cuda_nvcc-12.9.86"
+        and got["nvcc13"] == "cuda13.0-cuda_nvcc-13.0.88"
+    )
     assert got["cudart"] == ["out", "dev", "include", "lib", "static", "stubs"]
     assert got["triton"] == ["out", "dist"]
     assert {"cudaPackages", "cudaSupport", "config"} <= set(got["args"])
@@ -492,11 +512,19 @@ def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Pat
     triton, triton-no-cuda and CPU torch are the very derivations they are without the
     overlay, and the shim there carries a manifest without CUDA components."""
     config = "{ allowUnfree = true; }"
-    drvs = "ps: { triton = ps.triton.drvPath; no-cuda = ps.triton-no-cuda.drvPath; torch = ps.torch.drvPath; }"
+    drvs = (
+        "ps: { triton = ps.triton.drvPath; no-cuda = ps.triton-no-cuda.drvPath; "
+        "torch = ps.torch.drvPath; }"
+    )
     plain = eval_json(nix, f"({drvs}) ({standin(repo, config, overlay=False)}).python3.pkgs")
     overlaid = eval_json(nix, f"({drvs}) ({standin(repo, config, overlay=True)}).python3.pkgs")
     assert overlaid == plain
-    out = build(nix, "--impure", "--expr", f"({standin(repo, config, overlay=True)}).python3.pkgs.triton-toolchain.manifest")
+    out = build(
+        nix,
+        "--impure",
+        "--expr",
+        f"({standin(repo, config, overlay=True)}).python3.pkgs.triton-toolchain.manifest",
+    )
     doc = json.loads(nix.real(out).read_text())
     assert set(doc["components"]) == {"cc", "python-headers"}, doc
     assert doc["driver_dirs"] == ["/run/opengl-driver/lib"]
@@ -507,7 +535,8 @@ def _shim_manifest(nix: Nix, pkgs: str, triton: str) -> dict:
     `pkgs`) depends on."""
     expr = (
         f"let pkgs = {pkgs}; ps = pkgs.python3.pkgs; triton = {triton}; "
-        'shims = builtins.filter (d: (d.pname or null) == "triton-toolchain") triton.propagatedBuildInputs; '
+        'shims = builtins.filter (d: (d.pname or null) == "triton-toolchain") '
+        "triton.propagatedBuildInputs; "
         "in (builtins.head shims).manifest"
     )
     return json.loads(nix.real(build(nix, "--impure", "--expr", expr)).read_text())
@@ -546,7 +575,9 @@ def test_triton_bin_is_accepted_built_and_carries_the_shim(nix: Nix, repo: Path)
     propagated = (real / "nix-support/propagated-build-inputs").read_text().split()
     shims = [p for p in propagated if p.endswith("-triton-toolchain-0.1.0")]
     assert len(shims) == 1, propagated
-    manifest = json.loads((nix.real(shims[0]) / SITE / "triton_toolchain/manifest.json").read_text())
+    manifest = json.loads(
+        (nix.real(shims[0]) / SITE / "triton_toolchain/manifest.json").read_text()
+    )
     assert manifest["components"]["ptxas"]["version"] == "12.9"
 
 
@@ -574,13 +605,14 @@ def test_only_tracked_sources_go_into_the_store(nix: Nix, repo: Path, tmp_path: 
     top = f"import {tree}/default.nix {{ nixpkgs = {tree}/tests/nix/nixpkgs; }}"
     drvs = eval_json(
         nix,
-        f"let t = {top}; in [ t.default.drvPath t.checks.shim-tests.drvPath t.checks.formatting.drvPath ]",
+        f"let t = {top}; in "
+        "[ t.default.drvPath t.checks.shim-tests.drvPath t.checks.formatting.drvPath ]",
     )
     sources = set().union(*(_input_sources(nix, d) for d in drvs))
     copied = []
     for src in sources:
         real = nix.real(src)
-        copied += [real] if real.is_file() else [p for p in real.rglob("*")]
+        copied += [real] if real.is_file() else list(real.rglob("*"))
     names = {p.name for p in copied}
     assert not names & {".nox", "__pycache__", "big.py"}, sorted(names)
     assert not [p for p in copied if p.suffix == ".pyc"]
@@ -595,7 +627,8 @@ def test_wrapper_variables_match_the_shims_catalog(nix: Nix, repo: Path) -> None
 
     table = eval_json(
         nix,
-        f"(import {repo}/nix/lib.nix {{ lib = import {repo}/tests/nix/nixpkgs/lib; }}).tritonVariables",
+        f"(import {repo}/nix/lib.nix {{ lib = import {repo}/tests/nix/nixpkgs/lib; }})"
+        ".tritonVariables",
     )
     assert table == _catalog.exported_variables()
 
@@ -610,7 +643,9 @@ def test_nixpkgs_triton_and_the_shim_agree_or_the_shim_wins(repo: Path, tmp_path
     LD_LIBRARY_PATH."""
     nix = system_nix()
     top = f"import {repo}/default.nix {{ nixpkgs = {repo}/tests/nix/nixpkgs; }}"
-    python = Path(build(nix, "--impure", "--expr", f"(({top}).pkgs.python3.withPackages (ps: [ ps.triton ]))"))
+    python = Path(
+        build(nix, "--impure", "--expr", f"(({top}).pkgs.python3.withPackages (ps: [ ps.triton ]))")
+    )
     manifest = json.loads(Path(build_all(nix, repo, "manifest")["manifest"]).read_text())
     c = manifest["components"]
 
@@ -678,7 +713,10 @@ print(json.dumps(r))
     # ptxas: nixpkgs links Triton's own to cudaPackages' (3.7.1); the shim names the same.
     assert os.path.realpath(off["ptxas"]) == c["ptxas"]["path"], off
     assert os.path.realpath(off["ptxas_blackwell"]) == c["ptxas-blackwell"]["path"], off
-    assert (shim["ptxas"], shim["ptxas_blackwell"]) == (c["ptxas"]["path"], c["ptxas-blackwell"]["path"])
+    assert (shim["ptxas"], shim["ptxas_blackwell"]) == (
+        c["ptxas"]["path"],
+        c["ptxas-blackwell"]["path"],
+    )
     # cuda.h: 0003 puts cuda_cudart's include directory first; it is the manifest's.
     assert off["include_dirs"][0] == shim["include_dirs"][0] == c["cuda-headers"]["path"]
     # The compiler: 3.7.1's default is stdenv.cc's cc, the manifest's; the shim builds

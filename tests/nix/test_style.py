@@ -13,11 +13,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 NIX_FILES = sorted(
-    [REPO / "flake.nix", REPO / "default.nix"]
-    + list((REPO / "nix").rglob("*.nix"))
-    + list((REPO / "tests" / "nix").rglob("*.nix"))
+    [
+        REPO / "flake.nix",
+        REPO / "default.nix",
+        *(REPO / "nix").rglob("*.nix"),
+        *(REPO / "tests" / "nix").rglob("*.nix"),
+    ]
 )
-_spec = importlib.util.spec_from_file_location("nixfmt_standin", Path(__file__).parent / "nixpkgs/nixfmt.py")
+_spec = importlib.util.spec_from_file_location(
+    "nixfmt_standin", Path(__file__).parent / "nixpkgs/nixfmt.py"
+)
 assert _spec and _spec.loader
 nixfmt = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(nixfmt)
@@ -33,7 +38,7 @@ def test_checker_sees_the_rules() -> None:
     ]
     good = (
         "{ lib }:\n# { a = 1; b = 2; }\nx = {\n  a = 1;\n  b = 2;\n};\n"
-        'y = [ (f a b) ];\nz = "[ a b ]";\nw = \'\'\n  { a = 1; b = ${"x"}; }\n\'\';\n'
+        "y = [ (f a b) ];\nz = \"[ a b ]\";\nw = ''\n  { a = 1; b = ${\"x\"}; }\n'';\n"
         "v = { inherit (a) b c; };\n"
     )
     assert nixfmt.layout_problems(good) == []
@@ -42,6 +47,8 @@ def test_checker_sees_the_rules() -> None:
 def test_nix_files_keep_nixfmt_layout() -> None:
     assert len(NIX_FILES) >= 15
     problems = {
-        str(f.relative_to(REPO)): p for f in NIX_FILES if (p := nixfmt.layout_problems(f.read_text()))
+        str(f.relative_to(REPO)): p
+        for f in NIX_FILES
+        if (p := nixfmt.layout_problems(f.read_text()))
     }
     assert problems == {}

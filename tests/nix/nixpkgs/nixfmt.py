@@ -20,54 +20,54 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+
+class _Scanner:
+    """Walks Nix source, telling strings (with their interpolations) and comments from
+    code."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.n = text, len(text)
+
+    def string_end(self, i: int, *, indented: bool) -> int:
+        """From just after the opening quote, the index just after the closing one."""
+        text = self.text
+        while i < self.n:
+            if indented and text.startswith(("'''", "''$", "''\\"), i):
+                i += 3
+                continue
+            if indented and text.startswith("''", i):
+                return i + 2
+            if not indented and text[i] == "\\":
+                i += 2
+                continue
+            if not indented and text[i] == '"':
+                return i + 1
+            i = self.interpolation_end(i + 2) if text.startswith("${", i) else i + 1
+        return i
+
+    def interpolation_end(self, i: int) -> int:
+        """Inside `${`: the index just after its closing brace."""
+        depth = 0
+        while i < self.n:
+            c = self.text[i]
+            if c == '"' or self.text.startswith("''", i):
+                indented = c != '"'
+                i = self.string_end(i + (2 if indented else 1), indented=indented)
+                continue
+            if c == "}" and depth == 0:
+                return i + 1
+            depth += {"{": 1, "}": -1}.get(c, 0)
+            i += 1
+        return i
+
+
 def code_lines(text: str) -> list[str]:
     """The file's lines with comments removed and every string (its interpolations
     included) replaced by `S`, so that brackets and semicolons are the code's."""
+    scan = _Scanner(text)
     out: list[str] = []
+    line: list[str] = []
     i, n = 0, len(text)
-
-    def skip_string(i: int, indented: bool) -> int:
-        """From just after the opening quote, the index just after the closing one."""
-        while i < n:
-            if indented:
-                if text.startswith("'''", i) or text.startswith("''$", i) or text.startswith("''\\", i):
-                    i += 3
-                    continue
-                if text.startswith("''", i):
-                    return i + 2
-            else:
-                if text[i] == "\\":
-                    i += 2
-                    continue
-                if text[i] == '"':
-                    return i + 1
-            if text.startswith("${", i):
-                i = skip_code(i + 2, "}")
-                continue
-            i += 1
-        return i
-
-    def skip_code(i: int, close: str) -> int:
-        """Inside an interpolation: the index just after its closing brace."""
-        depth = 0
-        while i < n:
-            c = text[i]
-            if c == '"':
-                i = skip_string(i + 1, indented=False)
-                continue
-            if text.startswith("''", i):
-                i = skip_string(i + 2, indented=True)
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                if depth == 0:
-                    return i + 1
-                depth -= 1
-            i += 1
-        return i
-
-    line = []
     while i < n:
         c = text[i]
         if c == "\n":
@@ -75,19 +75,17 @@ def code_lines(text: str) -> list[str]:
             line = []
             i += 1
         elif c == "#":
-            while i < n and text[i] != "\n":
-                i += 1
+            i = text.find("\n", i) if "\n" in text[i:] else n
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             end = n if end < 0 else end + 2
             out.extend([""] * text.count("\n", i, end))
             i = end
         elif c == '"' or text.startswith("''", i):
-            start = i
-            i = skip_string(i + 1, indented=False) if c == '"' else skip_string(i + 2, indented=True)
-            newlines = text.count("\n", start, i)
+            indented = c != '"'
+            start, i = i, scan.string_end(i + (2 if indented else 1), indented=indented)
             line.append("S")
-            if newlines:
+            if newlines := text.count("\n", start, i):
                 out.append("".join(line))
                 out.extend([""] * (newlines - 1))
                 line = []
@@ -143,7 +141,9 @@ def layout_problems(text: str) -> list[str]:
         for opener, inside, after in _groups(line):
             top = _top_level(inside)
             if opener == "{" and top.count(";") > 1:
-                problems.append(f"{number}: attribute set with {top.count(';')} bindings on one line")
+                problems.append(
+                    f"{number}: attribute set with {top.count(';')} bindings on one line"
+                )
             if opener == "{" and "," in top and after.lstrip()[:1] in (":", "@"):
                 problems.append(f"{number}: function pattern with several attributes on one line")
             if opener == "[" and len(top.split()) > 1:

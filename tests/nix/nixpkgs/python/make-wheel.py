@@ -24,7 +24,9 @@ def main() -> None:
         "triton/__init__.py": f'__version__ = "{version}"  # stand-in for the PyPI wheel\n',
         "triton/backends/nvidia/bin/ptxas": PTXAS,
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: triton\nVersion: {version}\n",
-        f"{info}/WHEEL": f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n",
+        f"{info}/WHEEL": (
+            f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}-{tag}-linux_x86_64\n"
+        ),
     }
     record = []
     for name, text in files.items():

@@ -1,8 +1,8 @@
 """Stand-in for what nixpkgs' Triton changes in Triton's source (tests only).
 
 Applied to a copy of the host's installed Triton by ./triton.nix, each change as the
-nixpkgs patch it models does it, with the value nixpkgs substitutes (replaceVars) taken
-from the environment; an anchor that is not found fails the build, so a Triton release
+nixpkgs patch it models does it, with the values nixpkgs substitutes (replaceVars) given
+as a JSON object; an anchor that is not found fails the build, so a Triton release
 that moved the code is noticed:
 
 - 0001-_build-allow-extra-cc-flags.patch: `ccCmdExtraFlags` appended to the launcher's
@@ -15,10 +15,10 @@ that moved the code is noticed:
 - 3.7.1's build.py change: without CC, the compiler is `ccDefault` (stdenv.cc's cc)
   rather than gcc or clang from PATH.
 
-Usage: triton-patches.py TRITON_PACKAGE_DIR
+Usage: triton-patches.py TRITON_PACKAGE_DIR VALUES_JSON
 """
 
-import os
+import json
 import sys
 from pathlib import Path
 
@@ -33,7 +33,8 @@ def edit(root: Path, rel: str, old: str, new: str) -> None:
 
 def main() -> None:
     root = Path(sys.argv[1])
-    flags = os.environ["ccCmdExtraFlags"]
+    values = json.loads(sys.argv[2])
+    flags = values["ccCmdExtraFlags"]
     edit(
         root,
         "runtime/build.py",
@@ -41,7 +42,7 @@ def main() -> None:
         '    cc_cmd = [cc, src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", so]\n'
         f"    import shlex  # nixpkgs 0001\n    cc_cmd.extend(shlex.split({flags!r}))\n",
     )
-    stubs = os.environ.get("libcudaStubsDir") or "@libcudaStubsDir@"
+    stubs = values["libcudaStubsDir"] or "@libcudaStubsDir@"
     edit(
         root,
         "backends/nvidia/driver.py",
@@ -49,7 +50,7 @@ def main() -> None:
         "        return [env_libcuda_path]\n\n"
         f"    if os.path.exists({stubs!r}):  # nixpkgs 0002\n        return [{stubs!r}]\n\n",
     )
-    includes = os.environ.get("cudaToolkitIncludeDirs")
+    includes = values["cudaToolkitIncludeDirs"]
     if includes:
         edit(
             root,
@@ -59,7 +60,7 @@ def main() -> None:
             f'include_dirs = [*shlex.split({includes!r}), os.path.join(dirname, "include")]\n',
         )
         edit(root, "backends/nvidia/driver.c", '#include "cuda.h"\n', "#include <cuda.h>\n")
-    cc = os.environ["ccDefault"]
+    cc = values["ccDefault"]
     edit(
         root,
         "runtime/build.py",

@@ -31,12 +31,15 @@ buildPythonPackage (finalAttrs: {
 
   src = host.triton;
 
-  # replaceVars values of patches 0001-0003, read by ./triton-patches.py.
-  ccCmdExtraFlags = "-Wl,-rpath,${addDriverRunpath.driverLink}/lib";
-  libcudaStubsDir =
-    if cudaSupport then "${lib.getOutput "stubs" cudaPackages.cuda_cudart}/lib/stubs" else null;
-  cudaToolkitIncludeDirs = if cudaSupport then "${lib.getInclude cudaPackages.cuda_cudart}/include" else null;
-  ccDefault = lib.getExe' stdenv.cc "cc";
+  # The values nixpkgs' replaceVars puts into patches 0001-0003, and 3.7.1's CC default.
+  patchValues = builtins.toJSON {
+    ccCmdExtraFlags = "-Wl,-rpath,${addDriverRunpath.driverLink}/lib";
+    libcudaStubsDir =
+      if cudaSupport then "${lib.getOutput "stubs" cudaPackages.cuda_cudart}/lib/stubs" else null;
+    cudaToolkitIncludeDirs =
+      if cudaSupport then "${lib.getInclude cudaPackages.cuda_cudart}/include" else null;
+    ccDefault = lib.getExe' stdenv.cc "cc";
+  };
 
   # Importing Triton (pythonImportsCheck) writes its cache under HOME.
   nativeBuildInputs = [ writableTmpDirAsHomeHook ];
@@ -46,7 +49,7 @@ buildPythonPackage (finalAttrs: {
     mkdir -p "$site"
     ${host.python} ${./copy-tree.py} "$src" "$site/triton"
     for info in "$src"/../triton-*.dist-info; do cp -r "$info" "$site/"; done
-    ${host.python} ${./triton-patches.py} "$site/triton"
+    ${host.python} ${./triton-patches.py} "$site/triton" "$patchValues"
   '';
 
   postInstall = lib.optionalString cudaSupport ''
