@@ -56,15 +56,19 @@ let
       )
     );
 
-  # nixpkgs asks builtins.readFileType; Nix 2.8 has none, so the parent directory is
-  # read, except for a top-level store path (a flake's source), which pure evaluation
-  # may not list the store directory for: those are directories here.
-  pathType =
+  # nixpkgs asks builtins.readFileType, which Nix 2.8 lacks: the parent directory is
+  # read instead, except for a top-level store path (a flake's own source), whose
+  # parent, the store (or a private store's real location, .../nix/store), pure
+  # evaluation may not list: those are directories.
+  isDirectory =
     path:
-    if dirOf (toString path) == builtins.storeDir then
-      "directory"
+    let
+      parent = dirOf (toString path);
+    in
+    if parent == builtins.storeDir || lib.hasSuffix builtins.storeDir parent then
+      true
     else
-      (readDir (dirOf path)).${baseNameOf path};
+      (readDir (dirOf path)).${baseNameOf path} == "directory";
 
   coerce =
     context: value:
@@ -74,7 +78,7 @@ let
       throw "${context} is of type ${typeOf value}, but it should be a file set or a path instead."
     else if !pathExists value then
       throw "${context} (${toString value}) is a path that does not exist. To create a file set from a path that may not exist, use `lib.fileset.maybeMissing`."
-    else if pathType value == "directory" then
+    else if isDirectory value then
       fromFiles (walk value)
     else
       fileset { ${toString value} = true; };
@@ -123,7 +127,7 @@ in
       throw "lib.fileset.toSource: `root` is of type ${typeOf root}, but it should be a path instead."
     else if !pathExists root then
       throw "lib.fileset.toSource: `root` (${toString root}) does not exist."
-    else if pathType root != "directory" then
+    else if !isDirectory root then
       throw "lib.fileset.toSource: `root` (${toString root}) is a file, but it should be a directory instead."
     else if outside != [ ] then
       throw "lib.fileset.toSource: `fileset` contains ${builtins.head outside}, which is not under the `root` (${toString root})."
@@ -184,7 +188,7 @@ in
       throw "lib.fileset.fileFilter: Second argument is of type ${typeOf path}, but it should be a path instead."
     else if !pathExists path then
       throw "lib.fileset.fileFilter: Second argument (${toString path}) is a path that does not exist."
-    else if pathType path != "directory" then
+    else if !isDirectory path then
       throw "lib.fileset.fileFilter: Second argument (${toString path}) is a file, but it should be a directory instead."
     else
       fromFiles (
