@@ -63,7 +63,7 @@ def tests(session: nox.Session) -> None:
     # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
     # hatchling (no build isolation, offline), and so does the test that pip-installs it.
     session.install("pip", "hatchling")
-    # Nix 2.26 (Debian 13's) too, through shared/tools/modern-nix.sh, besides the system Nix.
+    # The other Debian release's Nix too (tools/other-nix.sh), besides the system's.
     session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
 
 

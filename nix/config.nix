@@ -1,4 +1,5 @@
-# nixpkgs configuration: build with CUDA, accept exactly the CUDA EULA licences.
+# nixpkgs configuration: build with CUDA; accept CUDA's licences and, for Triton's
+# PyPI wheel only, the licence nixpkgs gives it.
 { lib }:
 let
   # Both are "CUDA Toolkit End User License Agreement (EULA)", shortName "CUDA EULA"
@@ -8,12 +9,20 @@ let
     lib.licenses.nvidiaCudaRedist
   ];
   isCudaLicence = licence: builtins.any (c: (licence.shortName or null) == c.shortName) cudaLicences;
+  # triton-bin (python-modules/triton/bin.nix) is `[ unfreeRedistributable mit ]`
+  # because the wheel bundles NVIDIA's ptxas & co., the tools the CUDA EULA covers.
+  isTritonWheelLicence =
+    pkg: licence:
+    (pkg ? pname || pkg ? name)
+    && lib.getName pkg == "triton"
+    && (licence.shortName or null) == lib.licenses.unfreeRedistributable.shortName;
 in
 {
   cudaSupport = true;
 
   /**
-    Accept a package whose every licence is free or a CUDA EULA.
+    Accept a package whose every licence is free or a CUDA EULA, and Triton's wheel
+    (`triton-bin`).
 
     # Type
 
@@ -29,5 +38,8 @@ in
     ```
   */
   allowUnfreePredicate =
-    pkg: builtins.all (l: (l.free or true) || isCudaLicence l) (lib.toList (pkg.meta.license or [ ]));
+    pkg:
+    builtins.all (l: (l.free or true) || isCudaLicence l || isTritonWheelLicence pkg l) (
+      lib.toList (pkg.meta.license or [ ])
+    );
 }

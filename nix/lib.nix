@@ -9,7 +9,17 @@ let
   };
 in
 {
-  inherit (manifest) manifestFromPackages mkManifest writeManifest;
-  inherit (wrap) manifestEnv wrapperFlags wrapWithToolchain;
+  inherit (manifest)
+    manifestFromPackages
+    manifestFor
+    mkManifest
+    writeManifest
+    ;
+  inherit (wrap)
+    manifestEnv
+    tritonVariables
+    wrapperFlags
+    wrapWithToolchain
+    ;
   inherit (import ./lock.nix) lockedTarball;
 }

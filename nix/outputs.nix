@@ -1,5 +1,8 @@
 # The flake's per-system outputs, from its own package set `pkgs` (overlay applied).
-{ pkgs, toolchainLib }:
+{
+  pkgs,
+  toolchainLib,
+}:
 let
   inherit (pkgs) lib;
   python = pkgs.python3;
@@ -33,6 +36,33 @@ let
     "test_headers.py"
     "test_tools.py"
   ];
+  # Sources taken into the store: the files git tracks, never an untracked .nox
+  # virtual environment or __pycache__ (lib.fileset).
+  inherit (lib.fileset)
+    difference
+    fileFilter
+    toSource
+    unions
+    ;
+  isNix = file: file.hasExt "nix";
+  # ../tests' Python files, without the Nix and GPU tests.
+  notShimTests = unions [
+    ../tests/nix
+    ../tests/gpu
+  ];
+  shimTestSources = toSource {
+    root = ../tests;
+    fileset = difference (fileFilter (file: file.hasExt "py") ../tests) notShimTests;
+  };
+  nixSources = toSource {
+    root = ../.;
+    fileset = unions [
+      ../flake.nix
+      ../default.nix
+      (fileFilter isNix ../nix)
+      (fileFilter isNix ../tests/nix)
+    ];
+  };
   app = drv: {
     type = "app";
     program = lib.getExe' drv drv.meta.mainProgram;
@@ -79,7 +109,7 @@ in
           ];
         }
         ''
-          cp -r ${../tests} tests
+          cp -r ${shimTestSources} tests
           chmod -R u+w tests
           HOME="$TMPDIR" python3 -m pytest -q -p no:cacheprovider -k "not real_machine" \
             ${builtins.concatStringsSep " " (map (f: "tests/${f}") sandboxTests)}
@@ -105,7 +135,7 @@ in
       pkgs.runCommand "triton-toolchain-nixfmt"
         {
           nativeBuildInputs = [ pkgs.nixfmt ];
-          src = ../.;
+          src = nixSources;
         }
         ''
           find "$src" -name '*.nix' -exec nixfmt --check {} +

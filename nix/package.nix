@@ -11,13 +11,31 @@
 }:
 let
   pyproject = lib.importTOML ../python/pyproject.toml;
+  inherit (lib.fileset)
+    difference
+    fileFilter
+    maybeMissing
+    toSource
+    unions
+    ;
+  # What git does not track there (.gitignore): bytecode (__pycache__), build trees,
+  # virtual environments.
+  untracked = unions [
+    (fileFilter (file: file.hasExt "pyc") ../python)
+    (maybeMissing ../python/build)
+    (maybeMissing ../python/dist)
+    (maybeMissing ../python/.venv)
+  ];
 in
 buildPythonPackage {
   pname = "triton-toolchain";
   inherit (pyproject.project) version;
   pyproject = true;
 
-  src = ../python;
+  src = toSource {
+    root = ../python;
+    fileset = difference ../python untracked;
+  };
 
   build-system = [ hatchling ];
   dependencies = [ pyelftools ];

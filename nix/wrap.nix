@@ -1,6 +1,9 @@
 # Running a program with the toolchain: the manifest and Triton's own variables
 # exported, each only where the user has not set it (makeWrapper --set-default).
-{ lib, manifestLib }:
+{
+  lib,
+  manifestLib,
+}:
 rec {
   # Component → the variable Triton reads. No TRITON_LIBCUDA_PATH: the manifest's
   # libcuda-link is a link stub, and the shim picks the run-time driver itself.
@@ -85,7 +88,7 @@ rec {
     wrapWithToolchain :: AttrSet -> {
       program :: String;
       name :: String ? baseNameOf program;  # without its store context
-      manifest :: AttrSet ? manifestFromPackages { ... of pkgs };
+      manifest :: AttrSet ? manifestFor pkgs { };
       extraFlags :: [ String ] ? [ ];
     } -> Derivation
     ```
@@ -106,16 +109,7 @@ rec {
       extraFlags ? [ ],
     }:
     let
-      attrs =
-        if manifest != null then
-          manifest
-        else
-          manifestLib.manifestFromPackages {
-            inherit (pkgs) cudaPackages;
-            python = pkgs.python3;
-            cc = pkgs.stdenv.cc;
-            inherit (pkgs.addDriverRunpath) driverLink;
-          };
+      attrs = if manifest != null then manifest else manifestLib.manifestFor pkgs { };
       manifestFile = manifestLib.writeManifest pkgs attrs;
       flags = wrapperFlags (manifestEnv manifestFile attrs) ++ extraFlags;
     in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# triton-toolchain on the reference GPU host (docs: /work/shared/facts/gpu-host.md).
+# triton-toolchain on the reference GPU host (docs/gpu.md describes it).
 #
 #   tests/gpu/run.sh WHEEL_DIR
 #

@@ -4,10 +4,16 @@ let
   lib = import ./nixpkgs/lib;
   tt = import ../../nix/lib.nix { inherit lib; };
   config = import ../../nix/config.nix { inherit lib; };
-  fake = name: outputs: {
-    type = "derivation";
-    outPath = "/nix/store/${name}";
-  } // builtins.mapAttrs (o: _: { outPath = "/nix/store/${name}-${o}"; type = "derivation"; }) outputs;
+  fake =
+    name: outputs:
+    {
+      type = "derivation";
+      outPath = "/nix/store/${name}";
+    }
+    // builtins.mapAttrs (o: _: {
+      outPath = "/nix/store/${name}-${o}";
+      type = "derivation";
+    }) outputs;
   cudaPackages = {
     cudaMajorMinorVersion = "12.8";
     cuda_nvcc = fake "nvcc" { };
@@ -21,16 +27,41 @@ let
   };
   args = {
     inherit cudaPackages;
-    python = fake "python" { } // { pythonVersion = "3.12"; };
+    python = fake "python" { } // {
+      pythonVersion = "3.12";
+    };
     cc = fake "cc" { };
     driverLink = "/run/opengl-driver";
   };
   manifest = tt.manifestFromPackages args;
-  cuda13 = tt.manifestFromPackages (args // { cudaPackages = cudaPackages // { cudaMajorMinorVersion = "13.0"; }; });
+  cuda13 = tt.manifestFromPackages (
+    args
+    // {
+      cudaPackages = cudaPackages // {
+        cudaMajorMinorVersion = "13.0";
+      };
+    }
+  );
+  # A package set as manifestFor reads it.
+  pkgs = cudaSupport: {
+    config = { inherit cudaSupport; };
+    inherit cudaPackages;
+    python3 = args.python;
+    stdenv.cc = args.cc;
+    addDriverRunpath.driverLink = "/run/opengl-driver";
+  };
   env = tt.manifestEnv "/nix/store/m.json" manifest;
+  tool = path: version: { inherit path version; };
   tests = {
     manifestShape = {
-      expr = { inherit (manifest) schema strict driver_dirs generator; };
+      expr = {
+        inherit (manifest)
+          schema
+          strict
+          driver_dirs
+          generator
+          ;
+      };
       expected = {
         schema = 1;
         strict = false;
@@ -41,10 +72,10 @@ let
     manifestPaths = {
       expr = manifest.components;
       expected = {
-        ptxas = { path = "/nix/store/nvcc/bin/ptxas"; version = "12.8"; };
-        ptxas-blackwell = { path = "/nix/store/nvcc/bin/ptxas"; version = "12.8"; };
-        cuobjdump = { path = "/nix/store/cuobjdump/bin/cuobjdump"; version = "12.8"; };
-        nvdisasm = { path = "/nix/store/nvdisasm/bin/nvdisasm"; version = "12.8"; };
+        ptxas = tool "/nix/store/nvcc/bin/ptxas" "12.8";
+        ptxas-blackwell = tool "/nix/store/nvcc/bin/ptxas" "12.8";
+        cuobjdump = tool "/nix/store/cuobjdump/bin/cuobjdump" "12.8";
+        nvdisasm = tool "/nix/store/nvdisasm/bin/nvdisasm" "12.8";
         cc.path = "/nix/store/cc/bin/cc";
         python-headers.path = "/nix/store/python/include/python3.12";
         cuda-headers.path = "/nix/store/cudart-include/include";
@@ -63,11 +94,43 @@ let
           args
           // {
             cudaPackages = removeAttrs cudaPackages [ "cudaMajorMinorVersion" ] // {
-              cuda_nvcc = fake "nvcc" { } // { version = "12.6.85"; };
+              cuda_nvcc = fake "nvcc" { } // {
+                version = "12.6.85";
+              };
             };
           }
         )).components.ptxas.version;
       expected = "12.6";
+    };
+    # Without CUDA, CUDA's packages are never read (here: a set that throws).
+    withoutCudaOnlyHostComponents = {
+      expr = builtins.attrNames (tt.manifestFromPackages (args // { cudaPackages = null; })).components;
+      expected = [
+        "cc"
+        "python-headers"
+      ];
+    };
+    manifestForFollowsCudaSupport = {
+      expr = map (on: builtins.attrNames (tt.manifestFor (pkgs on) { }).components) [
+        true
+        false
+      ];
+      expected = [
+        (builtins.attrNames manifest.components)
+        [
+          "cc"
+          "python-headers"
+        ]
+      ];
+    };
+    manifestForTakesAnotherCudaSet = {
+      expr =
+        (tt.manifestFor (pkgs true) {
+          cudaPackages = cudaPackages // {
+            cudaMajorMinorVersion = "13.0";
+          };
+        }).components.ptxas.version;
+      expected = "13.0";
     };
     strictPassedThrough = {
       expr = (tt.manifestFromPackages (args // { strict = true; })).strict;
@@ -115,14 +178,43 @@ let
         sha256 = "sha256-ZojAnPuCdy657PbTq5V0Y+AHKhZAIwSIT2cb8UgAz/U=";
       };
     };
-    unfreeCudaAccepted = {
+    unfreeAccepted = {
       expr = map config.allowUnfreePredicate [
         { meta.license = lib.licenses.nvidiaCudaRedist; }
-        { meta.license = [ lib.licenses.nvidiaCuda lib.licenses.mit ]; }
+        {
+          meta.license = [
+            lib.licenses.nvidiaCuda
+            lib.licenses.mit
+          ];
+        }
         { meta.license = lib.licenses.cudnnStandIn; }
-        { meta.license = [ lib.licenses.nvidiaCuda lib.licenses.cudnnStandIn ]; }
+        {
+          meta.license = [
+            lib.licenses.nvidiaCuda
+            lib.licenses.cudnnStandIn
+          ];
+        }
+        # triton-bin: accepted; another package under the same licence: refused.
+        {
+          pname = "triton";
+          meta.license = [
+            lib.licenses.unfreeRedistributable
+            lib.licenses.mit
+          ];
+        }
+        {
+          pname = "some-wheel";
+          meta.license = lib.licenses.unfreeRedistributable;
+        }
       ];
-      expected = [ true true false false ];
+      expected = [
+        true
+        true
+        false
+        false
+        true
+        false
+      ];
     };
     cudaOn = {
       expr = config.cudaSupport;
@@ -136,6 +228,12 @@ builtins.filter (t: t != null) (
     let
       t = tests.${name};
     in
-    if t.expr == t.expected then null else { inherit name; inherit (t) expr expected; }
+    if t.expr == t.expected then
+      null
+    else
+      {
+        inherit name;
+        inherit (t) expr expected;
+      }
   ) (builtins.attrNames tests)
 )

@@ -1,7 +1,7 @@
-# Generic builder of the stand-in stdenv (tests only; the sandbox is off, so
-# the host's /usr/bin tools are used). Inputs' bin/ go on PATH and their
-# nix-support/setup-hook is sourced; then buildCommand, or installPhase and
-# postInstall, run.
+# Generic builder of the stand-in stdenv (tests only; the sandbox is off, so the host's
+# /usr/bin tools are used). Inputs' bin/ go on PATH and their nix-support/setup-hook is
+# sourced; then buildCommand runs, or else installPhase, postInstall, the Python
+# packages' dist step, postFixup and installCheck, in that order.
 set -eu
 PATH=/usr/bin:/bin
 for p in ${nativeBuildInputs:-} ${buildInputs:-}; do
@@ -14,6 +14,8 @@ if [ -n "${buildCommand:-}" ]; then
 else
   eval "${installPhase:-mkdir -p \"\$out\"}"
   eval "${postInstall:-}"
+  eval "${pythonOutputDist:-}"
+  eval "${postFixup:-}"
   eval "${installCheck:-}"
 fi
 if [ -n "${propagatedBuildInputs:-}" ]; then

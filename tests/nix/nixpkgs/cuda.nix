@@ -1,94 +1,159 @@
-# Stand-in cudaPackages (CUDA 12.8 layout: crt/ headers inside cuda_nvcc). ptxas
-# answers --version like the real 12.8 one, appends its arguments to the file
+# Stand-in CUDA package sets (pkgs/development/cuda-modules): cudaPackages_12_9 (the
+# default, `cudaPackages`) and cudaPackages_13_0, with nixpkgs' output names and
+# layouts, licences and strictness:
+#
+# - every package carries `lib.licenses.nvidiaCudaRedist` (unfree) and is
+#   `meta.broken` unless `config.cudaSupport` (buildRedist's brokenAssertions:
+#   "CUDA support is enabled by config.cudaSupport");
+# - cuda_nvcc has one output, `out` (bin/, include/, nvvm/libdevice/); CUDA 12's CRT
+#   headers (include/crt/host_config.h) are in cuda_nvcc, CUDA 13's in cuda_crt;
+#   CUDA 12.9 has no cuda_crt redistributable, so its `cuda_crt` is unavailable;
+# - cuda_cudart has outputs out dev include lib static stubs: cuda.h in `include`,
+#   the link stub lib/stubs/libcuda.so (SONAME libcuda.so.1) and its libcuda.so.1
+#   link in `stubs`.
+#
+# ptxas answers --version with the set's release, appends its arguments to the file
 # named by $TT_RECORD, and otherwise runs the host's real ptxas (host.json: a CUDA
-# toolkit's, or the one in Triton's wheel).
+# toolkit's, or the one in Triton's wheel). cuobjdump and nvdisasm only answer
+# --version.
 {
   lib,
-  mkDerivation,
+  config,
+  stdenv,
   host,
 }:
 let
-  meta.license = lib.licenses.nvidiaCudaRedist;
-  banner = ''
-    echo "ptxas: NVIDIA (R) Ptx optimizing assembler"
-    echo "Cuda compilation tools, release 12.8, V12.8.93"
-  '';
+  mkCudaPackages =
+    {
+      cudaMajorMinorVersion,
+      versions,
+    }:
+    let
+      broken = !(config.cudaSupport or false);
+      redist =
+        pname: attrs:
+        stdenv.mkDerivation (
+          {
+            inherit pname;
+            version = versions.${pname};
+            name = "cuda${cudaMajorMinorVersion}-${pname}-${versions.${pname}}";
+          }
+          // attrs
+          // {
+            meta = {
+              license = lib.licenses.nvidiaCudaRedist;
+              inherit broken;
+              brokenReason = "CUDA support is enabled by config.cudaSupport";
+            }
+            // attrs.meta or { };
+          }
+        );
+      banner = "Cuda compilation tools, release ${cudaMajorMinorVersion}, V${versions.cuda_nvcc}";
+      cudaAtLeast = lib.versionAtLeast cudaMajorMinorVersion;
+      crtHeaders = ''
+        mkdir -p "$out/include/crt"
+        echo '/* stand-in */' > "$out/include/crt/host_config.h"
+      '';
+      versionOnly = name: {
+        meta.mainProgram = name;
+        # Only answers --version: the host has no ${name} to run.
+        buildCommand = ''
+          mkdir -p "$out/bin"
+          cat > "$out/bin/${name}" <<'SCRIPT'
+          #!/bin/sh
+          [ "$1" = --version ] || exit 1
+          echo "${banner}"
+          SCRIPT
+          chmod +x "$out/bin/${name}"
+        '';
+      };
+    in
+    {
+      inherit cudaMajorMinorVersion;
+      cudaMajorVersion = lib.versions.major cudaMajorMinorVersion;
+      inherit cudaAtLeast;
+      cudaOlder = lib.versionOlder cudaMajorMinorVersion;
+      backendStdenv = stdenv;
+
+      cuda_nvcc = redist "cuda_nvcc" {
+        meta.mainProgram = "nvcc";
+        buildCommand = ''
+          mkdir -p "$out/bin" "$out/nvvm/libdevice" "$out/include"
+          cat > "$out/bin/ptxas" <<'SCRIPT'
+          #!/bin/sh
+          if [ -n "''${TT_RECORD:-}" ]; then echo "ptxas $*" >> "$TT_RECORD"; fi
+          for a in "$@"; do
+            if [ "$a" = --version ]; then
+              echo "ptxas: NVIDIA (R) Ptx optimizing assembler"
+              echo "${banner}"
+              exit 0
+            fi
+          done
+          exec ${host.ptxas} "$@"
+          SCRIPT
+          chmod +x "$out/bin/ptxas"
+          cp ${host.libdevice} "$out/nvvm/libdevice/libdevice.10.bc"
+        ''
+        + lib.optionalString (!cudaAtLeast "13.0") crtHeaders;
+      };
+
+      cuda_cudart = redist "cuda_cudart" {
+        outputs = [
+          "out"
+          "dev"
+          "include"
+          "lib"
+          "static"
+          "stubs"
+        ];
+        buildCommand = ''
+          mkdir -p "$out" "$dev" "$lib/lib" "$static/lib" "$include/include" "$stubs/lib/stubs"
+          cp ${host.cuda_include}/cuda.h "$include/include/"
+          # A link stub, as the toolkit's (SONAME libcuda.so.1, with nixpkgs' libcuda.so.1
+          # link): the launcher links against it and finds the real driver at run time.
+          echo 'int cuDriverGetVersion(int *v) { return 1; }' > stub.c
+          ${host.cc} -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stubs/lib/stubs/libcuda.so" stub.c
+          ln -s libcuda.so "$stubs/lib/stubs/libcuda.so.1"
+        '';
+      };
+
+      cuda_crt =
+        if cudaAtLeast "13.0" then
+          redist "cuda_crt" { buildCommand = crtHeaders; }
+        else
+          # No redistributable: nixpkgs' buildRedist gives version "0-unsupported" and
+          # a failed platform assertion, so the package cannot be used.
+          redist "cuda_crt" {
+            meta = {
+              broken = true;
+              brokenReason = "no cuda_crt redistributable for CUDA ${cudaMajorMinorVersion}";
+            };
+            buildCommand = "exit 1";
+          };
+
+      cuda_cuobjdump = redist "cuda_cuobjdump" (versionOnly "cuobjdump");
+      cuda_nvdisasm = redist "cuda_nvdisasm" (versionOnly "nvdisasm");
+    };
 in
 {
-  cudaMajorMinorVersion = "12.8";
-
-  cuda_nvcc = mkDerivation {
-    pname = "cuda_nvcc";
-    version = "12.8.93";
-    meta = meta // {
-      mainProgram = "nvcc";
+  cudaPackages_12_9 = mkCudaPackages {
+    cudaMajorMinorVersion = "12.9";
+    versions = {
+      cuda_nvcc = "12.9.86";
+      cuda_cudart = "12.9.79";
+      cuda_crt = "0-unsupported";
+      cuda_cuobjdump = "12.9.82";
+      cuda_nvdisasm = "12.9.88";
     };
-    buildCommand = ''
-      mkdir -p "$out/bin" "$out/nvvm/libdevice" "$out/include/crt"
-      cat > "$out/bin/ptxas" <<'SCRIPT'
-      #!/bin/sh
-      if [ -n "''${TT_RECORD:-}" ]; then echo "ptxas $*" >> "$TT_RECORD"; fi
-      for a in "$@"; do
-        if [ "$a" = --version ]; then
-          ${banner}
-          exit 0
-        fi
-      done
-      exec ${host.ptxas} "$@"
-      SCRIPT
-      chmod +x "$out/bin/ptxas"
-      cp ${host.libdevice} "$out/nvvm/libdevice/libdevice.10.bc"
-      touch "$out/include/crt/host_config.h"
-    '';
   };
-
-  cuda_cudart = mkDerivation {
-    pname = "cuda_cudart";
-    version = "12.8.90";
-    outputs = [
-      "out"
-      "include"
-      "stubs"
-    ];
-    inherit meta;
-    buildCommand = ''
-      mkdir -p "$out" "$include/include" "$stubs/lib/stubs"
-      cp ${host.cuda_include}/cuda.h "$include/include/"
-      # A link stub, as the toolkit's (SONAME libcuda.so.1, with nixpkgs' libcuda.so.1
-      # link): the launcher links against it and finds the real driver at run time.
-      echo 'int cuDriverGetVersion(int *v) { return 1; }' > stub.c
-      ${host.cc} -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stubs/lib/stubs/libcuda.so" stub.c
-      ln -s libcuda.so "$stubs/lib/stubs/libcuda.so.1"
-    '';
-  };
-
-  cuda_crt = mkDerivation {
-    pname = "cuda_crt";
-    version = "12.8.93";
-    inherit meta;
-    buildCommand = ''mkdir -p "$out/include/crt"'';
+  cudaPackages_13_0 = mkCudaPackages {
+    cudaMajorMinorVersion = "13.0";
+    versions = {
+      cuda_nvcc = "13.0.88";
+      cuda_cudart = "13.0.96";
+      cuda_crt = "13.0.88";
+      cuda_cuobjdump = "13.0.85";
+      cuda_nvdisasm = "13.0.85";
+    };
   };
 }
-// lib.genAttrs [ "cuda_cuobjdump" "cuda_nvdisasm" ] (
-  pname:
-  let
-    name = builtins.substring 5 (-1) pname;
-  in
-  mkDerivation {
-    inherit pname;
-    version = "12.8.90";
-    meta = meta // {
-      mainProgram = name;
-    };
-    # Only answers --version: the host has no ${name} to run.
-    buildCommand = ''
-      mkdir -p "$out/bin"
-      cat > "$out/bin/${name}" <<'SCRIPT'
-      #!/bin/sh
-      [ "$1" = --version ] || exit 1
-      echo "Cuda compilation tools, release 12.8, V12.8.93"
-      SCRIPT
-      chmod +x "$out/bin/${name}"
-    '';
-  }
-)

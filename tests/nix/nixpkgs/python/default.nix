@@ -2,12 +2,11 @@
 # set built from pythonPackagesExtensions like nixpkgs' (passthrufun.nix).
 {
   lib,
-  mkDerivation,
-  callPackageWith,
   host,
   pkgs,
 }:
 let
+  inherit (pkgs.stdenv) mkDerivation;
   pythonVersion = host.python_version;
   sitePackages = "lib/python${pythonVersion}/site-packages";
 
@@ -54,13 +53,13 @@ let
   base = import ./packages.nix {
     inherit
       lib
-      mkDerivation
       python
       sitePackages
       host
       ;
+    inherit (pkgs) stdenv;
   };
-  scope = self: base self // { callPackage = callPackageWith (pkgs // self); };
+  scope = self: base self // { callPackage = lib.callPackageWith (pkgs // self); };
   pythonPackages = lib.fix (lib.extends (lib.composeManyExtensions pkgs.pythonPackagesExtensions) scope);
 in
 python

@@ -1,13 +1,24 @@
-# The stand-in Python package set: the helpers nixpkgs' python-packages-base.nix
-# provides (with the same staleness of requiredPythonModules under overrideAttrs),
-# and the packages the project touches. Modules that the host Python already has
-# (pytest, pyelftools, hatchling, nox) are empty stand-ins here.
+# The stand-in Python package set: the helpers of nixpkgs' python-packages-base.nix and
+# mk-python-derivation.nix the project meets, and the packages it touches.
+#
+# buildPythonPackage, as nixpkgs' (pkgs/development/interpreters/python/
+# mk-python-derivation.nix):
+# - takes an attribute set or `finalAttrs: { ... }`;
+# - keeps `dependencies` and `build-system` in `passthru`, and derives
+#   propagatedBuildInputs from the *final* `passthru.dependencies` (so an
+#   `overrideAttrs` that changes `passthru.dependencies` changes what is propagated);
+# - has the outputs `out` and `dist` (the wheel);
+# - goes through toPythonModule, whose `requiredPythonModules` is computed once, from
+#   the inputs before any later `overrideAttrs` (python-packages-base.nix): stale
+#   after an override, as in nixpkgs.
+# Modules the host Python already has (pytest, pyelftools, hatchling, nox, filelock,
+# setuptools) are empty stand-ins here.
 {
   lib,
   python,
   sitePackages,
   host,
-  mkDerivation,
+  stdenv,
 }:
 self:
 let
@@ -26,28 +37,62 @@ let
         requiredPythonModules = requiredPythonModules drv.propagatedBuildInputs;
       };
     });
+
+  # --ignore-installed: the host's Python may have the same distribution (Triton, the
+  # shim), which pip would otherwise uninstall from it before installing into $out.
+  pip = "${host.python} -m pip install --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --no-compile --ignore-installed";
   buildPythonPackage =
-    attrs:
+    fnOrAttrs:
     toPythonModule (
-      mkDerivation (
+      stdenv.mkDerivation (
+        finalAttrs:
+        let
+          attrs = lib.toFunction fnOrAttrs finalAttrs;
+          format = if attrs.pyproject or false then "pyproject" else attrs.format or "other";
+        in
         removeAttrs attrs [
           "dependencies"
           "build-system"
+          "optional-dependencies"
           "pyproject"
+          "format"
           "pythonImportsCheck"
         ]
         // {
           name = "python${python.pythonVersion}-${attrs.pname}-${attrs.version}";
-          propagatedBuildInputs = (attrs.propagatedBuildInputs or [ ]) ++ (attrs.dependencies or [ ]);
-          nativeBuildInputs = [ python ] ++ attrs.build-system or [ ];
+          outputs = (attrs.outputs or [ "out" ]) ++ [ "dist" ];
+          propagatedBuildInputs =
+            (attrs.propagatedBuildInputs or [ ]) ++ finalAttrs.passthru.dependencies ++ [ python ];
+          nativeBuildInputs = [ python ] ++ attrs.nativeBuildInputs or [ ] ++ finalAttrs.passthru.build-system;
           installPhase =
-            attrs.installPhase or ''
-              cp -r "$src" src && chmod -R u+w src
-              ${host.python} -m pip install --quiet --no-deps --no-build-isolation --no-index --no-compile --ignore-installed --prefix "$out" ./src
-            '';
+            attrs.installPhase or {
+              # pypaBuildHook (the wheel into dist/), then pypaInstallHook.
+              pyproject = ''
+                cp -r "$src" src && chmod -R u+w src
+                ${host.python} -m pip wheel --quiet --no-cache-dir --no-deps --no-build-isolation --no-index --wheel-dir dist ./src
+                ${pip} --prefix "$out" dist/*.whl
+              '';
+              # wheelUnpackHook and pypaInstallHook: src is the wheel (or a directory of one).
+              wheel = ''
+                mkdir -p dist && cp "$src"/*.whl dist/
+                ${pip} --prefix "$out" dist/*.whl
+              '';
+            }.${format};
+          # pythonOutputDistHook
+          pythonOutputDist = ''
+            mkdir -p "$dist"
+            if [ -d dist ]; then cp dist/*.whl "$dist"/; fi
+          '';
           installCheck = lib.optionalString (attrs ? pythonImportsCheck) ''
             PYTHONPATH="$out/${sitePackages}" ${host.python} -c 'import ${builtins.concatStringsSep ", " attrs.pythonImportsCheck}'
           '';
+          passthru = {
+            dependencies = attrs.dependencies or [ ];
+            build-system = attrs.build-system or [ ];
+            optional-dependencies = attrs.optional-dependencies or { };
+            pyproject = attrs.pyproject or null;
+          }
+          // attrs.passthru or { };
         }
       )
     );
@@ -57,23 +102,6 @@ let
       inherit pname;
       version = "0";
       installPhase = ''mkdir -p "$out/${sitePackages}"'';
-    };
-  # Triton's package shape: its __init__.py exists, so the overlay can extend it.
-  triton =
-    {
-      config,
-      cudaPackages,
-      cudaSupport ? config.cudaSupport or false,
-    }:
-    buildPythonPackage {
-      pname = "triton";
-      version = "3.6.0";
-      installPhase = ''
-        mkdir -p "$out/${sitePackages}/triton"
-        echo '__version__ = "3.6.0"  # stand-in' > "$out/${sitePackages}/triton/__init__.py"
-      '';
-      dependencies = [ ];
-      passthru = { inherit cudaSupport cudaPackages; };
     };
 in
 {
@@ -88,28 +116,14 @@ in
   pyelftools = emptyModule "pyelftools";
   pytest = emptyModule "pytest";
   nox = emptyModule "nox";
+  filelock = emptyModule "filelock";
+  setuptools = emptyModule "setuptools";
 
-  triton = self.callPackage triton { };
+  # pkgs/top-level/python-packages.nix
+  triton = self.callPackage (import ./triton.nix { inherit host; }) { };
   triton-cuda = self.triton.override { cudaSupport = true; };
   triton-no-cuda = self.triton.override { cudaSupport = false; };
-  triton-bin = self.callPackage triton { };
-
-  # torch takes Triton through `_tritonEffective`, as nixpkgs' torch does.
-  torch = self.callPackage (
-    {
-      config,
-      cudaPackages,
-      triton,
-      triton-cuda,
-      cudaSupport ? config.cudaSupport or false,
-      _tritonEffective ? if cudaSupport then triton-cuda.override { inherit cudaPackages; } else triton,
-    }:
-    buildPythonPackage {
-      pname = "torch";
-      version = "2.11.0";
-      installPhase = ''mkdir -p "$out/${sitePackages}/torch"'';
-      dependencies = [ _tritonEffective ];
-      passthru.triton = _tritonEffective;
-    }
-  ) { };
+  triton-bin = self.callPackage (import ./triton-bin.nix { inherit host; }) { };
+  torch = self.callPackage ./torch.nix { };
+  torch-bin = self.callPackage ./torch.nix { triton = self.triton-bin; };
 }
