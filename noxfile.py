@@ -52,17 +52,26 @@ TRITON_TESTS = (
 )
 
 
+# torch's CPU build for TorchInductor's C++ kernels and cpp_extension (tests/test_torch.py),
+# with ninja, which cpp_extension builds with. pip, not uv: pip finds a release already
+# on this machine's disk where its configuration says so (a CPU build of 2.13.0 for
+# Python 3.11 here); elsewhere it downloads torch 2.13.0 from PyPI (a CUDA build, which
+# runs on the CPU as well).
+TORCH = "2.13.0"
+
+
 def _install(session: nox.Session, triton: str) -> None:
     session.install("-e", "./python", "pytest", f"triton=={triton}")
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every test, with the latest Triton."""
+    """Every test, with the latest Triton and torch's CPU build."""
     _install(session, LATEST_TRITON)
     # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
     # hatchling (no build isolation, offline), and so does the test that pip-installs it.
-    session.install("pip", "hatchling")
+    session.install("pip", "hatchling", "ninja")
+    session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
     # The other Debian release's Nix too (tools/other-nix.sh), besides the system's.
     session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
 
@@ -75,7 +84,9 @@ def oldest_python(session: nox.Session) -> None:
     tests' stand-in nixpkgs builds with whichever interpreter runs them: `tests` covers
     them."""
     _install(session, "3.6.0")
-    session.run("pytest", "-ra", "--ignore=tests/nix", *session.posargs)
+    # torch's tests run in `tests` (no local torch for Python 3.10: a download of GBs).
+    ignore = ("--ignore=tests/nix", "--ignore=tests/test_torch.py")
+    session.run("pytest", "-ra", *ignore, *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -13,6 +13,7 @@ import pytest
 from elf_fixtures import install_driver
 from triton_toolchain import resolve
 from triton_toolchain._catalog import COMPONENT_NAMES
+from triton_toolchain._manifest import SCHEMA
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -97,7 +98,7 @@ def test_lock_writes_a_manifest_that_resolves_without_processes(
     done = cli("lock", "-o", str(out), env=driver_env)
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
-    assert doc["schema"] == 1
+    assert doc["schema"] == SCHEMA
     assert doc["driver_dirs"] == [driver_env["TRITON_LIBCUDA_PATH"]]
     assert "libcuda" not in doc["components"]
 
@@ -130,7 +131,7 @@ def test_lock_never_overwrites_without_force(tmp_path: Path) -> None:
     assert "not overwriting" in done.stderr and "--force" in done.stderr
     assert out.read_text() == "my own notes\n"
     assert cli("lock", "-o", str(out), "--force").returncode in (0, 1)
-    assert json.loads(out.read_text())["schema"] == 1
+    assert json.loads(out.read_text())["schema"] == SCHEMA
 
 
 def test_bad_manifest_variable_is_exit_2_with_the_fix(tmp_path: Path) -> None:
@@ -158,7 +159,7 @@ def test_check_manifest_judges_each_entry(tmp_path: Path) -> None:
     assert cli("lock", "-o", str(good)).returncode in (0, 1)
     done = cli("check-manifest", str(good))
     assert done.returncode == 0, done.stdout
-    assert "ok       ptxas" in done.stdout and "schema 1" in done.stdout
+    assert "ok       ptxas" in done.stdout and f"schema {SCHEMA}" in done.stdout
 
     other_python = tmp_path / "py312"
     other_python.mkdir()

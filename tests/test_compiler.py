@@ -12,7 +12,6 @@ from tool_fixtures import REAL_GCC, fake_compiler, fake_host, locate, make_writa
 from triton_toolchain._catalog import MACHINES, triple_machine
 from triton_toolchain._discovery._compiler import (
     LOCATORS,
-    STEPS,
     check_compiler,
     command_argv,
     command_from_setting,
@@ -37,14 +36,21 @@ def conda_env(root: Path, log: Path | None = None) -> Path:
 
 
 def test_locator_shape() -> None:
-    assert [s.__name__ for s in STEPS] == [
+    assert [s.__name__ for s in LOCATORS["cc"].steps] == [
         "conda_compilers",
         "path_gcc",
         "path_clang",
         "path_cc",
         "versioned_compilers",
     ]
-    assert set(LOCATORS) == {"cc"}
+    assert [s.__name__ for s in LOCATORS["cxx"].steps] == [
+        "conda_compilers",
+        "path_g++",
+        "path_clang++",
+        "path_c++",
+        "versioned_compilers",
+    ]
+    assert set(LOCATORS) == {"cc", "cxx"}
     assert {triple_machine(f"{t}-linux-gnu") for m in MACHINES.values() for t in m.triples} == set(
         MACHINES
     )

@@ -1,4 +1,4 @@
-"""Manifest schema 1: strict validation with errors that name the file, the field and
+"""Manifest schemas 1 and 2: strict validation with errors that name the file, the field and
 the fix; lookup order; and `lock` writing one that reads back."""
 
 from __future__ import annotations
@@ -63,12 +63,17 @@ def test_valid_manifest_loads_every_field(tmp_path: Path, tree: dict[str, Path])
     [
         ("{not json", "line 1, column 2", "fix the file"),
         ([1, 2], "(top level)", "JSON object"),
-        ({"schema": 2, "components": {}}, "schema", "reads schema 1"),
-        ({"components": {}}, "schema", "reads schema 1"),
+        ({"schema": 3, "components": {}}, "schema", "reads schemas 1 and 2"),
+        ({"components": {}}, "schema", "reads schemas 1 and 2"),
+        (
+            {"schema": 1, "components": {"cxx": {"path": "/usr/bin/g++"}}},
+            "components.cxx",
+            "arrived in schema 2",
+        ),
         ({"schema": "1", "components": {}}, "schema", "JSON integer"),
         ({"schema": True, "components": {}}, "schema", "JSON integer"),
         ({"schema": 1}, "components", "add"),
-        ({"schema": 1, "components": {}, "colour": "red"}, "colour", "schema 1 knows"),
+        ({"schema": 1, "components": {}, "colour": "red"}, "colour", "the schema knows"),
         ({"schema": 1, "components": {}, "strict": "yes"}, "strict", "JSON boolean"),
         ({"schema": 1, "components": {}, "driver_dirs": "/x"}, "driver_dirs", "JSON array"),
         ({"schema": 1, "components": {}, "driver_dirs": ["lib"]}, "driver_dirs[0]", "absolute"),
@@ -76,7 +81,7 @@ def test_valid_manifest_loads_every_field(tmp_path: Path, tree: dict[str, Path])
         (
             {"schema": 1, "components": {"ptxsa": {"path": "/x"}}},
             "components.ptxsa",
-            "known components",
+            "schema 1 knows",
         ),
         (
             {"schema": 1, "components": {"libcuda": {"path": "/x"}}},

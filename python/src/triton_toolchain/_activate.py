@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import _record
 from ._loaded import loaded_drivers, preload_driver
+from ._patching import Patches, Report
 
 if TYPE_CHECKING:
     from ._model import Toolchain
@@ -119,6 +120,8 @@ class _State:
     driver: str | None = None
     driver_notes: tuple[str, ...] = ()
     last: Activation | None = None
+    torch_patches: Patches = field(default_factory=Patches)
+    torch_report: Report = field(default_factory=Report)  # what torch got, cumulatively
 
 
 _LOCK = threading.RLock()
@@ -126,9 +129,15 @@ _STATE = _State()
 
 
 def current() -> Activation | None:
-    """The last activation of this process, or ``None``."""
+    """The last activation of this process, or ``None``; what torch's modules got since
+    (they are applied to as they are imported) included."""
     with _LOCK:
-        return _STATE.last
+        last = _STATE.last
+        if last is None or last.plan is None:
+            return last
+        applied = {**last.applied, **_STATE.torch_report.applied}
+        kept = {**last.kept, **_STATE.torch_report.kept}
+        return Activation(last.mode, last.plan, applied, kept, _STATE.driver, last.notes)
 
 
 def user_environ() -> dict[str, str]:
@@ -202,15 +211,44 @@ def _triton_imported() -> bool:
     return not getattr(spec, "_initializing", False)
 
 
+def _activation(mode: Mode, plan: dict[str, Any], report: Report, *extra: str) -> Activation:
+    """An ``Activation`` of ``report`` and what torch got so far."""
+    applied = {**_STATE.torch_report.applied, **report.applied}
+    kept = {**_STATE.torch_report.kept, **report.kept}
+    notes = (*_errors(plan), *report.notes, *_STATE.driver_notes, *extra)
+    return Activation(mode, plan, applied, kept, _STATE.driver, notes)
+
+
 def _apply_triton(plan: dict[str, Any]) -> Activation:
-    from ._triton._apply import Report, TritonState, apply
+    from ._triton._apply import TritonState, apply
 
     if _STATE.triton is None:
         _STATE.triton = TritonState()
     report = Report()
     mode = apply(_plan_now, _STATE.triton, _STATE.env, report)
-    notes = (*_errors(plan), *report.notes, *_STATE.driver_notes)
-    return Activation(mode, plan, dict(report.applied), dict(report.kept), _STATE.driver, notes)  # type: ignore[arg-type]
+    return _activation(mode, plan, report)  # type: ignore[arg-type]
+
+
+def _apply_torch(name: str, *, finished: bool) -> None:
+    """Hand the plan to torch: its environment when ``torch`` starts importing, its
+    modules as they are imported (``_torch._apply``)."""
+    from ._torch import _apply as torch_apply
+
+    if not finished and name == "torch":
+        torch_apply.before_torch(_plan_now(), _STATE.env, _STATE.torch_report)
+    elif finished and name in torch_apply.WATCHED:
+        torch_apply.after_import(name, _plan_now, _STATE.torch_patches, _STATE.torch_report)
+
+
+def _catch_up_torch() -> None:
+    """An activation after ``import torch``: what the hook would have done."""
+    if "torch" not in sys.modules:
+        return
+    _apply_torch("torch", finished=False)
+    from ._torch._apply import WATCHED
+
+    for name in sorted(WATCHED & set(sys.modules)):
+        _apply_torch(name, finished=True)
 
 
 def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> Activation:
@@ -219,9 +257,9 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
     ``arch``: the target GPU (e.g. 90), passed to ``resolve()``; ``toolchain``: apply
     this resolution instead of resolving. Raises ``SettingError``/``ManifestError`` for
     a wrong ``arch``, ``TRITON_TOOLCHAIN_MANIFEST`` or manifest. A wrong explicit setting
-    of one component is not raised here: it is in ``notes``, and Triton's step that
-    uses the component raises it; a component that is merely missing makes that step
-    raise ``MissingComponentError``.
+    of one component is not raised here: it is in ``notes``, and the step that uses the
+    component raises it; a component that is merely missing makes that step raise
+    ``MissingComponentError``.
 
     Example::
 
@@ -249,9 +287,10 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
 
         # Also after `import triton`: Triton 3.0-3.3 import backend modules later.
         install()
+        _catch_up_torch()
         if not _triton_imported():
-            notes = (*_errors(plan), *_STATE.driver_notes, "applied to Triton when it is imported")
-            _STATE.last = Activation("pending", plan, driver=_STATE.driver, notes=notes)
+            pending = "applied to Triton when it is imported"
+            _STATE.last = _activation("pending", plan, Report(), pending)
         else:
             _STATE.last = _apply_triton(plan)
         return _STATE.last
@@ -259,27 +298,29 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
 
 def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
     """Called by ``_hook`` when ``name`` starts (``finished=False``) or has finished
-    importing. A library that loads the driver starting: resolve and load the driver.
-    ``triton`` finished: apply to it; one of its NVIDIA backend modules finished (3.0-3.3
-    import them late): apply again. Returns what is worth a warning (wrong settings);
-    raises ``ToolchainError`` for a resolution that cannot be made."""
+    importing. A library that loads the driver starting: resolve, load the driver, and
+    for ``torch`` set what it reads from the environment. ``triton`` finished: apply to
+    it; one of its NVIDIA backend modules finished (3.0-3.3 import them late): apply
+    again; one of torch's watched modules finished: apply to it. Returns what is worth a
+    warning (wrong settings); raises ``ToolchainError`` for a resolution that cannot be
+    made."""
     with _LOCK:
         if not switch()[0]:
             return ()
-        if not finished:
-            if name in DRIVER_USERS and _STATE.plan is None:
-                _STATE.plan = resolved_plan(None)
-                _load_driver(_STATE.plan)
-                return _errors(_STATE.plan)
-            return ()
-        if name == "triton":
-            _STATE.triton_ready = True
-            if _STATE.plan is None:
-                _STATE.plan = resolved_plan(None)
-                _load_driver(_STATE.plan)
-            _STATE.requested = True
+        warnings: tuple[str, ...] = ()
+        if not finished and name in DRIVER_USERS and _STATE.plan is None:
+            _STATE.plan = resolved_plan(None)
+            _load_driver(_STATE.plan)
+            warnings = _errors(_STATE.plan)
+            pending = "applied to Triton when it is imported"
+            _STATE.last = _activation("pending", _STATE.plan, Report(), pending)
+        if _STATE.plan is None:
+            return warnings
+        if name == "torch" or name.startswith("torch."):
+            _apply_torch(name, finished=finished)
+        elif finished and name == "triton":
+            _STATE.triton_ready = _STATE.requested = True
             _STATE.last = _apply_triton(_STATE.plan)
-            return ()
-        if _STATE.plan is not None and _STATE.requested and _triton_imported():
+        elif finished and _STATE.requested and _triton_imported():
             _STATE.last = _apply_triton(_STATE.plan)
-        return ()
+        return warnings

@@ -12,6 +12,9 @@ from typing import Literal
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
+# The step that uses a component: Triton's compile, Triton's launcher build,
+# TorchInductor's C++ builds, torch.utils.cpp_extension's builds.
+UsedBy = Literal["compile", "build", "inductor", "extension"]
 # Where CUDA's layouts keep a piece (``_discovery._layouts``): programs, ``cuda.h``'s
 # directory, ``crt/``'s directory, ``libdevice.10.bc``'s directory.
 Area = Literal["bin", "include", "crt", "libdevice"]
@@ -34,15 +37,17 @@ class Component:
     - ``area``/``names``/``bundled``: where CUDA layouts keep it, the file names looked
       for (``""``: the directory itself) and its names in Triton's package.
     - ``serves``/``always_assembles``: the targets a ptxas-family tool must assemble.
-    - ``used_by``: the step of Triton's that uses it (``"compile"`` or ``"build"``, the
-      launcher build): where a wrong explicit setting stops Triton with the shim's error.
+    - ``used_by``: the step that uses it (Triton's ``"compile"``, its launcher
+      ``"build"``, TorchInductor's C++ builds, ``torch.utils.cpp_extension``): where a
+      wrong explicit setting stops with the shim's error.
+    - ``schema``: the first manifest schema that has it.
     """
 
     name: str
     what: str
     kind: Kind
     stage: Stage | None
-    used_by: Literal["compile", "build"]
+    used_by: UsedBy
     fix: str
     variable: str | None = None
     variable_names_dir: bool = False
@@ -54,6 +59,7 @@ class Component:
     bundled: tuple[str, ...] = ()
     serves: Serves | None = None
     always_assembles: tuple[int, ...] = ()
+    schema: int = 1
 
 
 COMPONENTS: tuple[Component, ...] = (
@@ -180,6 +186,42 @@ COMPONENTS: tuple[Component, ...] = (
         fix="install Triton's wheel (it bundles libdevice), a CUDA toolkit, or set "
         "TRITON_LIBDEVICE_PATH to an absolute libdevice.10.bc path",
     ),
+    Component(
+        name="cxx",
+        what="C++ compiler for TorchInductor's CPU kernels and C++ extensions",
+        kind="tool",
+        stage=None,
+        used_by="inductor",
+        variable="CXX",
+        exported=True,
+        schema=2,
+        fix="install g++ or clang++ (Debian/Ubuntu: `apt install g++`; conda: "
+        "`conda install -c conda-forge cxx-compiler`) or set CXX to an absolute compiler path",
+    ),
+    Component(
+        name="openmp",
+        what="directory holding omp.h, for TorchInductor's OpenMP (-fopenmp -lgomp)",
+        kind="dir",
+        stage=None,
+        used_by="inductor",
+        schema=2,
+        fix="install the compiler's OpenMP support (Debian/Ubuntu: `apt install libgomp1` "
+        "with g++, `apt install libomp-dev` with clang++; conda: `conda install -c "
+        "conda-forge llvm-openmp`)",
+    ),
+    Component(
+        name="cuda-home",
+        what="CUDA toolkit root (bin/nvcc, headers, libraries of one release) for "
+        "torch.utils.cpp_extension",
+        kind="dir",
+        stage=None,
+        used_by="extension",
+        variable="CUDA_HOME",
+        exported=True,
+        schema=2,
+        fix="install a CUDA toolkit with nvcc (NVIDIA's, conda's cuda-toolkit, or "
+        "`pip install nvidia-cuda-nvcc`) or set CUDA_HOME to its root",
+    ),
     # The driver before its link directory: the link directory follows the driver.
     Component(
         name="libcuda",
@@ -208,6 +250,14 @@ COMPONENTS: tuple[Component, ...] = (
 )
 
 COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
+
+# What people want to run, and the components each needs (``doctor`` answers per goal).
+GOALS: dict[str, tuple[str, ...]] = {
+    "triton-compile": ("ptxas", "ptxas-blackwell", "libdevice"),
+    "triton-launch": ("cc", "python-headers", "cuda-headers", "libcuda-link", "libcuda"),
+    "inductor-cpu": ("cxx", "openmp", "python-headers"),
+    "extensions": ("cxx", "python-headers", "cuda-home"),
+}
 COMPONENT_NAMES: tuple[str, ...] = tuple(COMPONENT)
 MANIFEST_COMPONENTS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.in_manifest)
 

@@ -26,10 +26,10 @@ from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
 from ._discovery._host import Host
 from ._discovery._search import Context
-from ._errors import ToolchainError
+from ._errors import SettingError, ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
-from ._model import Toolchain
+from ._model import Choice, Source, SourceKind, Toolchain
 from ._report import doctor_report, explain_missing
 from ._resolve import resolve, resolve_all
 
@@ -128,8 +128,10 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    tc = resolve(args.arch)
+    tc = resolve_all(args.arch)
     choice = tc[args.component]
+    if choice.error:
+        raise SettingError(choice.error)
     if choice.path is None:
         print(explain_missing(choice, tc), file=sys.stderr)
         return 1
@@ -164,17 +166,22 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
     Nix flake's checks run this on the manifest it writes)."""
     manifest = load(Path(os.path.abspath(args.file)))
     host = Host.current(verify=True)
+    source = Source(SourceKind.MANIFEST, str(manifest.file))
     problems = 0
-    for name, entry in manifest.components.items():
-        ctx = Context(args.arch, entry.version, named=True, manifest=True)
+    chosen: dict[str, Choice] = {}  # entries judged so far (openmp is judged with cxx)
+    for name in [n for n in COMPONENT_NAMES if n in manifest.components]:
+        entry = manifest.components[name]
+        ctx = Context(args.arch, entry.version, named=True, manifest=True, chosen=chosen)
         verdict = LOCATORS[name].check(host, entry.path, ctx)
         if verdict.problem:
             problems += 1
             print(f"REJECTED {name:16} {entry.path}: {verdict.problem}")
         else:
-            print(f"ok       {name:16} {entry.path} {verdict.version or entry.version or ''}")
+            version = verdict.version or entry.version
+            chosen[name] = Choice(name, str(entry.path), version, source)
+            print(f"ok       {name:16} {entry.path} {version or ''}")
     dirs = ", ".join(map(str, manifest.driver_dirs)) or "none"
-    print(f"schema 1, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
+    print(f"schema {manifest.schema}, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
     return 1 if problems else 0
 
 
@@ -239,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_lock)
 
     p = add("check-manifest", "validate a manifest file and judge each of its entries")
-    p.add_argument("file", help="the manifest (JSON, schema 1)")
+    p.add_argument("file", help="the manifest (JSON, schema 1 or 2)")
     p.set_defaults(func=cmd_check_manifest)
 
     p = add("run", "run a program with the toolchain exported: run -- CMD [ARGS...]")

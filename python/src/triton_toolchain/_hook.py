@@ -37,8 +37,17 @@ MARK = "_triton_toolchain_hook"
 # The top-level packages the stub hands over for (``_activate.DRIVER_USERS``), and the
 # modules watched once the finder is installed.
 STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
+# Triton's NVIDIA backend modules (3.0-3.3 import them late), and the torch modules the
+# torch adapter applies to (``_torch._apply.WATCHED``).
 WATCHED = frozenset(
-    {*STUB_NAMES, "triton.backends.nvidia.compiler", "triton.backends.nvidia.driver"}
+    {
+        *STUB_NAMES,
+        "triton.backends.nvidia.compiler",
+        "triton.backends.nvidia.driver",
+        "torch.utils.cpp_extension",
+        "torch._inductor.cpp_builder",
+        "torch._inductor.codecache",
+    }
 )
 _STUB = (
     "class _TritonToolchainStub:\n"

@@ -1,4 +1,7 @@
-"""Manifest schema 1 (docs/manifest.md): find, read, validate strictly, and write.
+"""Manifest schemas 1 and 2 (docs/manifest.md): find, read, validate strictly, write 2.
+
+Schema 2 adds the components of torch.compile's toolchain (``cxx``, ``openmp``,
+``cuda-home``); a schema 1 document is read as it always was.
 
 Guarantees:
 
@@ -31,7 +34,8 @@ from ._discovery import _fs
 from ._discovery._host import Host
 from ._errors import ManifestError, SettingError
 
-SCHEMA = 1
+SCHEMA = 2  # what `lock` writes
+SCHEMAS = (1, 2)  # what is read
 MANIFEST_VARIABLE = "TRITON_TOOLCHAIN_MANIFEST"
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 16
@@ -62,6 +66,7 @@ class Manifest:
     driver_dirs: tuple[Path, ...] = ()
     strict: bool = False
     generator: str | None = None
+    schema: int = SCHEMA
 
 
 def search_locations(host: Host) -> tuple[Path, ...]:
@@ -196,7 +201,7 @@ def _check_keys(
                 file,
                 f"{field}{shown}".encode("ascii", "backslashreplace").decode(),
                 "unknown key",
-                f"schema {SCHEMA} knows {', '.join(sorted(allowed))}",
+                f"the schema knows {', '.join(sorted(allowed))}",
             )
         want = allowed[key]
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
@@ -217,14 +222,16 @@ def _absolute(file: Path, field: str, value: str) -> Path:
     return Path(value)
 
 
-def _entry(file: Path, name: str, raw: object) -> Entry:
+def _entry(file: Path, name: str, raw: object, schema: int) -> Entry:
     field = f"components.{name}"
-    if name not in MANIFEST_COMPONENTS:
-        hint = (
-            "the driver belongs to the host: list its directories in driver_dirs"
-            if name in COMPONENT
-            else f"known components: {', '.join(MANIFEST_COMPONENTS)}"
-        )
+    known = [c for c in MANIFEST_COMPONENTS if COMPONENT[c].schema <= schema]
+    if name not in known:
+        if name in MANIFEST_COMPONENTS:
+            hint = f'{name} arrived in schema {COMPONENT[name].schema}: write "schema": {SCHEMA}'
+        elif name in COMPONENT:
+            hint = "the driver belongs to the host: list its directories in driver_dirs"
+        else:
+            hint = f"schema {schema} knows {', '.join(known)}"
         raise _fail(file, field, "unknown component", hint)
     if not isinstance(raw, dict):
         raise _fail(file, field, f"is {_name(raw)}", 'it must be an object {"path": ...}')
@@ -276,12 +283,14 @@ def parse(file: Path, data: bytes) -> Manifest:
     if not isinstance(doc, dict):
         raise _fail(file, "(top level)", f"is {_name(doc)}", "it must be a JSON object")
     _check_keys(file, "", doc, _TOP_KEYS)
-    if doc.get("schema") != SCHEMA:
+    schema = doc.get("schema")
+    if schema not in SCHEMAS:
         raise _fail(
             file,
             "schema",
-            f"is {_name(doc.get('schema'))}",
-            f"this triton-toolchain reads schema {SCHEMA}; upgrade it or regenerate the manifest",
+            f"is {_name(schema)}",
+            f"this triton-toolchain reads schemas {' and '.join(map(str, SCHEMAS))}; upgrade it "
+            "or regenerate the manifest",
         )
     if "components" not in doc:
         raise _fail(file, "components", "is missing", 'add "components": {}')
@@ -290,13 +299,14 @@ def parse(file: Path, data: bytes) -> Manifest:
         if not isinstance(value, str):
             raise _fail(file, f"driver_dirs[{i}]", f"is {_name(value)}", "use strings")
         dirs.append(_absolute(file, f"driver_dirs[{i}]", value))
-    components = {name: _entry(file, name, raw) for name, raw in doc["components"].items()}
+    components = {name: _entry(file, name, raw, schema) for name, raw in doc["components"].items()}
     return Manifest(
         file=file,
         components=components,
         driver_dirs=tuple(dirs),
         strict=doc.get("strict", False),
         generator=doc.get("generator"),
+        schema=schema,
     )
 
 
@@ -306,7 +316,7 @@ def load(file: Path) -> Manifest:
         data = _fs.read_regular(file, MAX_BYTES)
     except _fs.ReadProblem as exc:
         raise ManifestError(
-            f"{file}: {exc}; give a manifest file (JSON, schema {SCHEMA})"
+            f"{file}: {exc}; give a manifest file (JSON, docs/manifest.md)"
         ) from None
     distrust = _fs.untrusted(file)
     if distrust:

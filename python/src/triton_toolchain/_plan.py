@@ -9,11 +9,16 @@ A plan (JSON-able)::
                    "variable": "TRITON_PTXAS_PATH", "value": "/usr/.../ptxas",
                    "user": false, "error": null, "used_by": "compile"}, ...],
      "driver": "/usr/lib/x86_64-linux-gnu/libcuda.so.1" or null,
-     "link": "/usr/lib/x86_64-linux-gnu" or null}
+     "link": "/usr/lib/x86_64-linux-gnu" or null,
+     "torch": {"CXX": "/usr/bin/g++" or null, "CPATH": ["/opt/py/include/python3.12"],
+               "CUDA_HOME": "/usr/local/cuda-13.0" or null}}
 
 ``user``: the variable holds the user's own setting (Triton reads it itself; nothing is
 assigned over it); ``error``: that setting is wrong, and Triton's step ``used_by`` stops
-with this message.
+with this message. ``torch``: what ``_torch._apply`` sets: ``CXX`` (the resolved C++
+compiler where it is one program and not the user's own), the directories Inductor's
+compiles need on ``CPATH`` (``Python.h`` where ``sysconfig`` does not say, an ``omp.h``
+that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._catalog import COMPONENTS
-from ._model import SourceKind, Toolchain
+from ._discovery import _fs
+from ._discovery._compiler import command_argv
+from ._discovery._host import python_include_dir
+from ._model import Choice, SourceKind, Toolchain
 
 
 def plan_of(tc: Toolchain) -> dict[str, Any]:
@@ -61,12 +69,37 @@ def plan_of(tc: Toolchain) -> dict[str, Any]:
         "settings": settings,
         "driver": tc["libcuda"].path,
         "link": tc["libcuda-link"].path,
+        "torch": _torch_part(tc),
     }
+
+
+def _shim_found(choice: Choice) -> str | None:
+    """The path of a component the shim found (not the user's own setting), or ``None``."""
+    if choice.path is None or choice.source is None or choice.source.kind is SourceKind.ENV:
+        return None
+    return choice.path
+
+
+def _torch_part(tc: Toolchain) -> dict[str, Any]:
+    cxx = _shim_found(tc["cxx"])
+    if cxx is not None and len(command_argv(cxx)) != 1:
+        cxx = None
+    cpath = []
+    headers = tc["python-headers"].path
+    if headers and not _fs.is_file(python_include_dir() / "Python.h"):
+        cpath.append(headers)
+    openmp = tc["openmp"]
+    if openmp.path and openmp.source is not None and openmp.source.detail != "compiler":
+        cpath.append(openmp.path)
+    return {"CXX": cxx, "CPATH": cpath, "CUDA_HOME": _shim_found(tc["cuda-home"])}
 
 
 def resolve_plan(arch: int | None, environ: Mapping[str, str]) -> tuple[dict[str, Any], Any]:
     """Resolve for this process with ``environ``: the plan and the facts it rests on."""
-    from ._resolve import resolve_recorded
+    from ._discovery._host import Host
+    from ._record import recording
+    from ._resolve import resolve_all
 
-    tc, facts = resolve_recorded(arch, environ)
-    return plan_of(tc), facts
+    with recording() as facts:
+        plan = plan_of(resolve_all(arch, host=Host.current(environ)))
+    return plan, facts

@@ -16,7 +16,7 @@ Guarantees:
 - A manifest that records versions is resolved without starting a process or importing
   an ELF reader (``verify=True`` checks everything: ``doctor``, ``check-manifest``).
 - Every observation is made through ``_discovery._fs`` and the host's environment, so
-  ``resolve_recorded`` can return the facts the result depends on (``_record``).
+  an activation record can hold the facts the result depends on (``_record``, ``_plan``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from ._errors import SettingError
 from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, find, load
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
-from ._record import Facts, recording
 
 
 @dataclasses.dataclass
@@ -258,13 +257,6 @@ def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
     if errors:
         raise SettingError("; ".join(errors))
     return tc
-
-
-def resolve_recorded(arch: int | None, environ: Mapping[str, str]) -> tuple[Toolchain, Facts]:
-    """``resolve_all`` for this process with ``environ``, and the facts it observed."""
-    with recording() as facts:
-        tc = resolve_all(arch, host=Host.current(environ))
-    return tc, facts
 
 
 def _notes(host: Host) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._record import read_private, write_private
+from . import _fs
 
 ANSWERS_FILE = "answers-v2.json"
 MAX_ENTRIES = 512
@@ -42,6 +43,16 @@ def _key(path: Path, question: tuple[str, ...]) -> str | None:
         return None
     identity = [real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     return json.dumps([*identity, list(question)])
+
+
+def version_of(path: Path) -> str:
+    """The version of a file that an answer depends on, as part of a question:
+    ``"(/usr/bin/gcc-12: dev ino size mtime ctime)"``."""
+    try:
+        st = _fs.stat(path)
+    except OSError:
+        return f"({path}: absent)"
+    return f"({path}: {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns})"
 
 
 def _entries(directory: Path) -> dict[str, Any]:

@@ -1,17 +1,21 @@
-"""Locator of ``cc``, the C compiler that builds Triton's launcher module.
+"""Locators of the compilers: ``cc``, the C compiler that builds Triton's launcher
+module, and ``cxx``, the C++ compiler of TorchInductor's CPU kernels and C++ extensions
+(``LANGUAGES``).
 
 Search order (first accepted wins):
 
-1. conda's compiler, ``$CONDA_PREFIX/bin/*-conda-linux-gnu-cc`` (those whose triple
-   names this interpreter's architecture first): in an active conda environment that
-   has ``c-compiler`` installed, that compiler matches the environment's sysroot and
-   its Python, and conda's own activation would have exported it as ``CC``;
-2. ``gcc``, then ``clang``, then ``cc`` on the absolute entries of ``PATH`` (Triton's
-   ``_find_compiler`` order); then versioned names (``gcc-14``, ``gcc-12``, newest
-   first), which distributions install without the plain name. Empty and relative
-   ``PATH`` entries are reported as rejected, never used.
+1. conda's compiler, ``$CONDA_PREFIX/bin/*-conda-linux-gnu-cc`` (``-c++``), those whose
+   triple names this interpreter's architecture first: in an active conda environment
+   that has ``c-compiler``/``cxx-compiler`` installed, that compiler matches the
+   environment's sysroot and its Python, and conda's own activation would have exported
+   it as ``CC``/``CXX``;
+2. ``gcc``, ``clang``, ``cc`` (``g++``, ``clang++``, ``c++``) on the absolute entries of
+   ``PATH`` (Triton's ``_find_compiler`` order); then versioned names (``gcc-14``,
+   ``g++-12``, ``clang++-18``, newest first), which distributions install without the
+   plain name. Empty and relative ``PATH`` entries are reported as rejected, never used.
 
-Explicit ``CC`` (``command_from_setting``): a command line, as build tools take it.
+Explicit ``CC`` or ``CXX`` (``command_from_setting``): a command line, as build tools
+take it.
 The shim builds Triton's launcher itself, so ``CC="ccache gcc"``, ``CC="distcc gcc"``
 or ``CC="gcc -m64"`` work: each program is looked up (a bare name on the absolute
 ``PATH`` entries, as ``shutil.which`` does) and checked; words after the compiler must
@@ -34,6 +38,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from .._catalog import triple_machine
@@ -43,9 +48,21 @@ from ._layouts import path_candidates, path_step, search_path
 from ._run import ask
 from ._search import Candidate, Context, Locator, Step, Verdict, discovered
 
-COMPILER_NAMES: tuple[str, ...] = ("gcc", "clang", "cc")
-VERSIONED_NAMES: tuple[str, ...] = ("gcc-[0-9]*", "clang-[0-9]*")
-CONDA_COMPILER_GLOB = "*-conda-linux-gnu-cc"
+
+@dataclass(frozen=True)
+class Language:
+    """Where one language's compilers are: ``names`` on ``PATH`` in order, versioned
+    ``families`` (``gcc`` -> ``gcc-14``), and conda's ``*-conda-linux-gnu-<conda>``."""
+
+    names: tuple[str, ...]
+    families: tuple[str, ...]
+    conda: str
+
+
+LANGUAGES: dict[str, Language] = {
+    "cc": Language(names=("gcc", "clang", "cc"), families=("gcc", "clang"), conda="cc"),
+    "cxx": Language(names=("g++", "clang++", "c++"), families=("g++", "clang++"), conda="c++"),
+}
 # Programs that run the compiler named after them.
 LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "icecc", "buildcache"})
 # Options that choose the architecture a gcc or clang builds for.
@@ -56,31 +73,45 @@ _VERSION = re.compile(r"\b(?:gcc|clang) version (\d+(?:\.\d+)*)")
 _NUMBER = re.compile(r"\d+")
 
 
-def conda_compilers(host: Host, ctx: Context) -> Iterator[Candidate]:
-    """``$CONDA_PREFIX/bin/*-conda-linux-gnu-cc``, this architecture's first."""
-    prefix = host.environ.get("CONDA_PREFIX")
-    if not prefix or not Path(prefix).is_absolute():
-        return
-    found = _fs.glob(Path(prefix, "bin", CONDA_COMPILER_GLOB))
-    found.sort(key=lambda p: triple_machine(p.name.removesuffix("-cc")) != host.machine)
-    yield from (discovered("CONDA_PREFIX", p) for p in found)
+def conda_compilers(language: Language) -> Step:
+    """``$CONDA_PREFIX/bin/*-conda-linux-gnu-<cc|c++>``, this architecture's first."""
+    suffix = f"-{language.conda}"
+
+    def step(host: Host, ctx: Context) -> Iterator[Candidate]:
+        prefix = host.environ.get("CONDA_PREFIX")
+        if not prefix or not Path(prefix).is_absolute():
+            return
+        found = _fs.glob(Path(prefix, "bin", f"*-conda-linux-gnu{suffix}"))
+        found.sort(key=lambda p: triple_machine(p.name.removesuffix(suffix)) != host.machine)
+        yield from (discovered("CONDA_PREFIX", p) for p in found)
+
+    step.__name__ = step.__qualname__ = "conda_compilers"
+    return step
 
 
-def versioned_compilers(host: Host, ctx: Context) -> Iterator[Candidate]:
-    """``gcc-<N>`` and ``clang-<N>`` in the absolute ``PATH`` entries, newest first."""
-    kept, _ = search_path(host)
-    for pattern in VERSIONED_NAMES:
-        found = [p for d in kept for p in _fs.glob(d / pattern)]
-        found = [p for p in found if p.name.split("-", 1)[1].isdigit()]
-        found.sort(key=lambda p: -int(p.name.split("-", 1)[1]))
-        yield from (discovered("PATH", p) for p in found)
+def versioned_compilers(language: Language) -> Step:
+    """``gcc-<N>``/``clang-<N>`` (``g++-<N>``...) in the absolute ``PATH`` entries,
+    newest first."""
+
+    def step(host: Host, ctx: Context) -> Iterator[Candidate]:
+        kept, _ = search_path(host)
+        for family in language.families:
+            found = [p for d in kept for p in _fs.glob(d / f"{family}-[0-9]*")]
+            found = [p for p in found if p.name[len(family) + 1 :].isdigit()]
+            found.sort(key=lambda p: -int(p.name[len(family) + 1 :]))
+            yield from (discovered("PATH", p) for p in found)
+
+    step.__name__ = step.__qualname__ = "versioned_compilers"
+    return step
 
 
-STEPS: tuple[Step, ...] = (
-    conda_compilers,
-    *(path_step(n) for n in COMPILER_NAMES),
-    versioned_compilers,
-)
+def compiler_steps(language: Language) -> tuple[Step, ...]:
+    """The discovery steps of one language (see the module docstring)."""
+    return (
+        conda_compilers(language),
+        *(path_step(n) for n in language.names),
+        versioned_compilers(language),
+    )
 
 
 def _program(host: Host, word: str) -> Path:
@@ -142,7 +173,7 @@ def _explicit(host: Host, value: str) -> Path:
 
 
 def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
-    """Judge ``path`` (a program or a resolved command line) as the C compiler for this
+    """Judge ``path`` (a program or a resolved command line) as a compiler for this
     interpreter (see the module docstring)."""
     try:
         argv = command_argv(str(path))
@@ -181,5 +212,6 @@ def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
 
 
 LOCATORS: dict[str, Locator] = {
-    "cc": Locator(steps=STEPS, check=check_compiler, explicit=_explicit),
+    name: Locator(steps=compiler_steps(language), check=check_compiler, explicit=_explicit)
+    for name, language in LANGUAGES.items()
 }

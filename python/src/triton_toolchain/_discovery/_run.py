@@ -103,14 +103,6 @@ def collect(
     return (None if problem else proc.returncode), bytes(output[:limit]), problem
 
 
-def _version_of(path: Path) -> str:
-    try:
-        st = _fs.stat(path)
-    except OSError:
-        return f"({path}: absent)"
-    return f"({path}: {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns})"
-
-
 def ask(
     path: Path,
     args: tuple[str, ...] = ("--version",),
@@ -126,7 +118,7 @@ def ask(
     problem = _fs.file_problem(path, executable=True) or _fs.untrusted(path)
     if problem:
         return None, problem
-    question = (*args, *(_version_of(p) for p in depends_on))
+    question = (*args, *(_answers.version_of(p) for p in depends_on))
     remembered = _answers.recall(answers, path, question)
     if remembered is not None:
         ok, text = remembered

@@ -39,10 +39,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._patching import ORIGINAL, Namespace, Patches, Report
+
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"
 BUILD = "triton.runtime.build"
-ORIGINAL = "__triton_toolchain_original__"
 # Triton's lru_caches that hold toolchain lookups, per module.
 TRITON_CACHES: dict[str, tuple[str, ...]] = {
     "driver": ("libcuda_dirs", "library_dirs"),
@@ -51,53 +52,7 @@ TRITON_CACHES: dict[str, tuple[str, ...]] = {
 
 Plan = dict[str, Any]
 PlanGetter = Callable[[], Plan]
-Namespace = dict[str, Any]
 _UNSET = object()
-
-
-@dataclass
-class Report:
-    """What one application did: settings made (``"knobs.nvidia.ptxas"``, ``"env:CC"``,
-    ``"patch:...get_ptxas"`` -> value) and left alone (-> why)."""
-
-    applied: dict[str, str] = field(default_factory=dict)
-    kept: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Patches:
-    """The replacements made in this process: ``(namespace, name) -> (original, ours)``."""
-
-    made: dict[tuple[str, str], tuple[object, object]] = field(default_factory=dict)
-
-    def patch(
-        self, where: str, namespace: Namespace, attr: str, make: Callable[[Any], object]
-    ) -> bool:
-        """Replace ``namespace[attr]`` by ``make(original)`` unless it is absent or someone
-        replaced ours since. True when ours is in place."""
-        if attr not in namespace:
-            return False
-        key = (where, attr)
-        present = namespace[attr]
-        if key in self.made:
-            original, ours = self.made[key]
-            if present is ours:
-                return True
-            if present is not original:
-                return False
-        replacement = make(present)
-        self.made[key] = (present, replacement)
-        namespace[attr] = replacement
-        return True
-
-    def unpatch(self, where: str, namespace: Namespace, attr: str) -> None:
-        """Put the original back, if ours is still in place."""
-        key = (where, attr)
-        if key in self.made:
-            original, ours = self.made.pop(key)
-            if namespace.get(attr) is ours:
-                namespace[attr] = original
 
 
 @dataclass
