@@ -1,0 +1,172 @@
+"""What the shim adds to ``import triton`` and ``import torch``, against the same import
+with ``TRITON_TOOLCHAIN=off``, measured in the same run, interleaved.
+
+Cases (each a fresh interpreter per run, the runs of all cases interleaved so that drift
+hits them alike; a warm-up round first, for the page cache, the .pyc files and the
+shim's record):
+
+- ``off``: ``TRITON_TOOLCHAIN=off`` (the baseline);
+- ``manifest``: a manifest written by ``triton-toolchain lock`` (recorded versions);
+- ``discovery``: no manifest, the activation record and tools' answers of an earlier
+  process in the user's cache (what every process after the first sees);
+- ``miss``: no manifest and an empty cache every run (the first process on a machine).
+
+For each: the median time of ``import triton`` (and ``import torch`` when torch is
+installed), timed inside the fresh interpreter, the difference from ``off``, the median
+time spent inside the shim during that import (its modules' import and every call of
+its import hook: the precise figure; the difference of two imports is as noisy as the
+import itself), and, from one instrumented run,
+the processes started, whether pyelftools was imported, and the shim's modules loaded.
+
+Usage: ``python bench/activation.py [--runs 25]``. Exit status 1 when a target is
+missed by the time spent in the shim: 3 ms from a manifest, 5 ms from the warm cache,
+3 ms for ``import torch``; no process and no pyelftools on either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TARGETS_MS = {"manifest": 3.0, "discovery": 5.0}
+TORCH_TARGET_MS = 3.0
+PROBE = r"""
+import sys, json
+spawned = []
+sys.addaudithook(lambda e, a: spawned.append(str(a[0])) if e == "subprocess.Popen" else None)
+import {module}
+print(json.dumps({{"spawned": spawned, "elftools": "elftools" in sys.modules,
+  "shim": sorted(m for m in sys.modules if m.startswith("triton_toolchain"))}}))
+"""
+
+
+TIMED = "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+
+
+# The same import, with the time spent inside the shim summed: importing its modules and
+# every call the import hook makes (resolving or reusing the record, loading the driver,
+# applying). Far less noisy than the difference of two imports' wall times.
+INSIDE = """
+import time
+t = time.perf_counter()
+import triton_toolchain._hook as hook
+spent = [time.perf_counter() - t]
+original = hook._notify
+def timed(name, *, finished):
+    t = time.perf_counter()
+    original(name, finished=finished)
+    spent.append(time.perf_counter() - t)
+hook._notify = timed
+import {module}
+print(sum(spent))
+"""
+
+
+def inside_once(module: str, env: dict[str, str]) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", INSIDE.format(module=module)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1]) * 1000.0
+
+
+def run_once(module: str, env: dict[str, str]) -> float:
+    """Milliseconds the import took, timed inside a fresh interpreter (its start-up and
+    site processing are ``bench/startup.py``'s business)."""
+    done = subprocess.run(
+        [sys.executable, "-c", TIMED.format(module=module)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1]) * 1000.0
+
+
+def probe(module: str, env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=25)
+    args = parser.parse_args()
+    modules = ["triton"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TRITON")}
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = Path(tmp, "manifest.json")
+        subprocess.run(
+            [sys.executable, "-m", "triton_toolchain", "lock", "-o", str(manifest)],
+            env={**base, "HOME": tmp},
+            check=False,
+            capture_output=True,
+        )
+        cases = {
+            "off": {**base, "TRITON_TOOLCHAIN": "off", "HOME": f"{tmp}/off"},
+            "manifest": {**base, "HOME": f"{tmp}/m", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
+            "discovery": {**base, "HOME": f"{tmp}/d"},
+            "miss": {**base, "HOME": f"{tmp}/x"},
+        }
+        for env in cases.values():
+            env.pop("XDG_CACHE_HOME", None)
+        for module in modules:
+            times: dict[str, list[float]] = {case: [] for case in cases}
+            inside: dict[str, list[float]] = {case: [] for case in cases if case != "off"}
+            for round_ in range(args.runs + 1):
+                for case, env in cases.items():
+                    if case == "miss":
+                        shutil.rmtree(f"{tmp}/x", ignore_errors=True)
+                    ms = run_once(module, env)
+                    if case != "off":
+                        if case == "miss":
+                            shutil.rmtree(f"{tmp}/x", ignore_errors=True)
+                        shim_ms = inside_once(module, env)
+                    if round_:  # the first round warms up
+                        times[case].append(ms)
+                        if case != "off":
+                            inside[case].append(shim_ms)
+            off = statistics.median(times["off"])
+            print(f"import {module}: {args.runs} interleaved runs each ({sys.version.split()[0]})")
+            for case, values in times.items():
+                median = statistics.median(values)
+                line = f"  {case:9} median {median:8.2f} ms"
+                if case != "off":
+                    shim = statistics.median(inside[case])
+                    line += f"  {median - off:+7.2f} ms vs off  in the shim {shim:6.2f} ms"
+                    seen = probe(module, cases[case]) if case != "miss" else None
+                    if seen is not None:
+                        line += f"  processes {len(seen['spawned'])}  pyelftools {seen['elftools']}"  # type: ignore[arg-type]
+                        limit = TARGETS_MS.get(case) if module == "triton" else TORCH_TARGET_MS
+                        if limit is not None and (
+                            shim > limit or seen["spawned"] or seen["elftools"]
+                        ):
+                            failed = True
+                            line += f"  (target +{limit:g} ms: MISSED)"
+                print(line)
+            hit = probe(module, cases["discovery"])
+            print(f"  shim modules on a hit: {', '.join(hit['shim'])}")  # type: ignore[arg-type]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
