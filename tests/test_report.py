@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from elf_fixtures import install_stub
+from elf_fixtures import install_stub, kernel_module
 from test_resolve import machine
 from tool_fixtures import REAL_CUDA, fake_host, python_include, wrapper, write_os_release
 from triton_toolchain._catalog import COMPONENT, COMPONENT_NAMES, GOALS
@@ -315,3 +315,23 @@ def test_reprs_are_one_short_line(tmp_path: Path) -> None:
         text = repr(obj)
         assert "\n" not in text and len(text) < 300, text
     assert repr(tc) == "<Toolchain for any architecture: missing: libcuda, libcuda-link>"
+
+
+def test_a_driver_that_does_not_match_the_kernel_module_is_shown_as_rejected(
+    tmp_path: Path,
+) -> None:
+    """A driver is installed but rejected: "install the NVIDIA driver" alone would
+    mislead, so the rejected candidate and why is on the screen too."""
+    host = workstation(tmp_path)
+    kernel_module(tmp_path, "999.1.1")
+    tc, _, text = report(host)
+    rejected = tc["libcuda"].rejected
+    assert tc["libcuda"].path is None and rejected
+    assert "does not match kernel module 999.1.1" in rejected[0].reason
+    more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
+    lines = text.splitlines()
+    at = lines.index(goal_line(text, "Triton kernels"))
+    assert lines[at + 1 : at + 3] == [
+        f"  fix: {COMPONENT['libcuda'].fix}",
+        f"  rejected: {rejected[0]}{more}",
+    ]
