@@ -1,9 +1,10 @@
 """The ``triton-toolchain`` command: doctor (also without a command), env, which, lock,
 check-manifest, run.
 
-Exit status: 0 when every required component (of the stage asked for) was found,
-1 when one is missing (the output says what, where the shim looked, and the fix),
-2 for bad input (a wrong setting or manifest, a wrong argument) and when the output
+Exit status: 0 when what was asked for is ready (``doctor``: the goal of ``--for``,
+by default Triton kernels compiled and launched; ``env``, ``lock``: every required
+component), 1 when it is not (the output says why and the one thing to do; ``doctor
+-v`` where the shim looked), 2 for bad input (a wrong setting or manifest, a wrong argument) and when the output
 cannot be written (a closed pipe). Never a traceback for any of these.
 """
 
@@ -281,8 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="show only GOAL, whose readiness is the exit status: "
         + ", ".join(f"{name} ({goal.title})" for name, goal in GOALS.items())
-        + "; compile and launch: one step of triton; all: every goal shown. Default: every "
-        f"goal shown, exit status by {DEFAULT_GOAL}",
+        + f"; compile, launch: one step of {DEFAULT_GOAL}. Default (and all): every goal "
+        f"shown, exit status by {DEFAULT_GOAL}",
     )
     p.add_argument(
         "--run",
