@@ -4,8 +4,9 @@ check-manifest, run.
 Exit status: 0 when what was asked for is ready (``doctor``: the goal of ``--for``,
 by default Triton kernels compiled and launched; ``env``, ``lock``: every required
 component), 1 when it is not (the output says why and the one thing to do; ``doctor
--v`` where the shim looked), 2 for bad input (a wrong setting or manifest, a wrong argument) and when the output
-cannot be written (a closed pipe). Never a traceback for any of these.
+-v`` where the shim looked), 2 for bad input (a wrong setting or manifest, a wrong
+argument) and when the output cannot be written (a closed pipe). Never a traceback for
+any of these.
 """
 
 from __future__ import annotations
