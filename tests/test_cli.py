@@ -8,11 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from elf_fixtures import install_driver
 from triton_toolchain import resolve
-from triton_toolchain._catalog import COMPONENT_NAMES
+from triton_toolchain._catalog import COMPONENT_NAMES, GOALS
 from triton_toolchain._manifest import SCHEMA
 
 
@@ -34,15 +35,36 @@ def driver_env(tmp_path: Path) -> dict[str, str]:
     return {"TRITON_LIBCUDA_PATH": str(tmp_path / "driver")}
 
 
-def test_doctor_lists_every_component_and_exits_by_what_is_missing() -> None:
-    expected = resolve()
+def goals_of(*args: str, env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """``doctor --json``'s verdicts, the reference the text is checked against."""
+    done = cli("doctor", "--json", *args, env=env)
+    goals: dict[str, dict[str, Any]] = json.loads(done.stdout)["goals"]
+    return goals
+
+
+def test_doctor_answers_each_goal_in_one_screen() -> None:
+    """On this machine as it is (no driver here): one line per goal with the verdict
+    that --json gives, the fix under each goal not ready, no looked-at places; exit
+    status by Triton kernels."""
+    goals = goals_of()
     done = cli("doctor")
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 40, done.stdout
+    for name, goal in GOALS.items():
+        line = next(x for x in lines if x.startswith(goal.title + " "))
+        assert line.split(None, len(goal.title.split()))[-1] == goals[name]["verdict"]
+        following = lines[lines.index(line) + 1]
+        if goals[name]["ready"]:
+            assert not following.startswith("  fix:")
+        else:
+            assert following == f"  fix: {goals[name]['fix']}"
+    assert "looked at:" not in done.stdout
     for name in COMPONENT_NAMES:
         assert f"\n{name} " in done.stdout
-    assert done.returncode == (1 if expected.missing() else 0)
-    for choice in expected.missing():
-        assert f"{choice.component} not found" in done.stdout
-        assert "fix:" in done.stdout
+    assert done.returncode == (0 if goals["triton"]["ready"] else 1), done.stdout
+    # Without a command: the same report.
+    bare = cli()
+    assert bare.returncode == done.returncode and bare.stdout == done.stdout
 
 
 def test_doctor_is_ready_when_the_driver_is_given(driver_env: dict[str, str]) -> None:
@@ -50,21 +72,74 @@ def test_doctor_is_ready_when_the_driver_is_given(driver_env: dict[str, str]) ->
     assert done.returncode == 0, done.stdout + done.stderr
     assert "target sm_90" in done.stdout
     assert "env:TRITON_LIBCUDA_PATH" in done.stdout
+    triton = next(x for x in done.stdout.splitlines() if x.startswith("Triton kernels "))
+    assert triton.split()[-1] == "ready"
+    assert goals_of(env=driver_env)["triton"] == {
+        "title": "Triton kernels",
+        "ready": True,
+        "verdict": "ready",
+        "missing": [],
+        "blocked": [],
+        "fix": None,
+        "steps": {"compile": True, "launch": True},
+    }
 
 
-def test_doctor_for_compile_needs_no_driver() -> None:
+def test_doctor_verbose_shows_strictly_more() -> None:
+    plain = cli("doctor").stdout.splitlines()
+    verbose = cli("doctor", "-v").stdout.splitlines()
+    assert plain[-1].endswith("triton-toolchain doctor -v")
+    assert verbose[: len(plain) - 1] == plain[:-1]
+    assert len(verbose) > len(plain)
+    assert "  looked at:" in verbose
     tc = resolve()
-    done = cli("doctor", "--for", "compile")
-    assert done.returncode == (1 if tc.missing("compile") else 0)
+    for choice in tc:
+        for place in choice.searched:
+            assert f"    {place}" in verbose, place
 
 
-def test_doctor_json_is_the_resolution(driver_env: dict[str, str]) -> None:
+def test_doctor_for_compile_hides_launch_details() -> None:
+    goals = goals_of()
+    for args in (("--for", "compile"), ("--for", "compile", "-v")):
+        done = cli("doctor", *args)
+        assert done.returncode == (0 if goals["triton"]["steps"]["compile"] else 1)
+        assert "Triton kernels (compile)" in done.stdout
+        assert "libcuda" not in done.stdout and "python-headers" not in done.stdout
+        assert "torch.compile" not in done.stdout
+        assert "ptxas-blackwell" in done.stdout
+    launch = cli("doctor", "--for", "launch")
+    assert launch.returncode == (0 if goals["triton"]["steps"]["launch"] else 1)
+    assert "libcuda" in launch.stdout and "libdevice" not in launch.stdout
+    every = cli("doctor", "--for", "all")
+    assert every.returncode == cli("doctor").returncode
+    assert all(g.title in every.stdout for g in GOALS.values())
+
+
+def test_doctor_for_a_goal_shows_it_and_exits_by_it() -> None:
+    goals = goals_of()
+    for name, goal in GOALS.items():
+        done = cli("doctor", "--for", name)
+        assert done.returncode == (0 if goals[name]["ready"] else 1), (name, done.stdout)
+        titles = [g.title for g in GOALS.values() if f"\n{g.title} " in done.stdout]
+        assert titles == [goal.title]
+        for component in COMPONENT_NAMES:
+            assert (f"\n{component} " in done.stdout) is (component in goal.components)
+    assert cli("doctor", "--for", "hopper").returncode == 2
+
+
+def test_doctor_json_is_the_resolution_and_the_goals(driver_env: dict[str, str]) -> None:
     done = cli("doctor", "--json", env=driver_env)
     doc = json.loads(done.stdout)
     assert list(doc["components"]) == list(COMPONENT_NAMES)
     libcuda = doc["components"]["libcuda"]
     assert libcuda["source"] == "env:TRITON_LIBCUDA_PATH"
     assert libcuda["path"] == os.path.join(driver_env["TRITON_LIBCUDA_PATH"], "libcuda.so.1")
+    assert doc["refused_by_triton"] == []
+    assert list(doc["goals"]) == list(GOALS)
+    for goal in doc["goals"].values():
+        assert {"ready", "missing", "fix"} <= set(goal)
+        assert (goal["fix"] is None) is goal["ready"]
+    assert done.returncode == (0 if doc["goals"]["triton"]["ready"] else 1)
 
 
 def test_which_prints_the_path_or_explains(driver_env: dict[str, str]) -> None:

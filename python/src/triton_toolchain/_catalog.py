@@ -251,12 +251,99 @@ COMPONENTS: tuple[Component, ...] = (
 
 COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
 
-# What people want to run, and the components each needs (``doctor`` answers per goal).
-GOALS: dict[str, tuple[str, ...]] = {
-    "triton-compile": ("ptxas", "ptxas-blackwell", "libdevice"),
-    "triton-launch": ("cc", "python-headers", "cuda-headers", "libcuda-link", "libcuda"),
-    "inductor-cpu": ("cxx", "openmp", "python-headers"),
-    "extensions": ("cxx", "python-headers", "cuda-home"),
+
+@dataclass(frozen=True, kw_only=True)
+class GoalStep:
+    """One step of a goal: ``can`` says what it lets the user do ("launch kernels"),
+    ``components`` what it needs, ``torch_cuda`` that it needs a torch built with CUDA.
+    A goal's steps are cumulative: a step is reached only when every earlier one is."""
+
+    name: str
+    can: str
+    components: tuple[str, ...]
+    torch_cuda: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Goal:
+    """What a user wants to run (``doctor`` answers one line per goal): the Python
+    packages it runs (``"triton"``, ``"torch"``) and its steps, in order."""
+
+    name: str
+    title: str
+    packages: tuple[str, ...]
+    steps: tuple[GoalStep, ...]
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """Every component some step needs, in the order of ``COMPONENTS``."""
+        needed = {c for step in self.steps for c in step.components}
+        return tuple(c.name for c in COMPONENTS if c.name in needed)
+
+
+_TRITON_COMPILE = ("ptxas", "ptxas-blackwell", "libdevice")
+# The driver before its link directory: without a driver, "install the NVIDIA driver"
+# is the one thing to do, and the link directory follows it.
+_TRITON_LAUNCH = ("cc", "python-headers", "cuda-headers", "libcuda", "libcuda-link")
+
+GOALS: dict[str, Goal] = {
+    goal.name: goal
+    for goal in (
+        Goal(
+            name="triton",
+            title="Triton kernels",
+            packages=("triton",),
+            steps=(
+                GoalStep(name="compile", can="compile kernels", components=_TRITON_COMPILE),
+                GoalStep(name="launch", can="launch kernels", components=_TRITON_LAUNCH),
+            ),
+        ),
+        # Inductor's GPU code is Triton kernels, compiled and launched on the GPU it runs
+        # on: nothing is reached without both (no partial answer).
+        Goal(
+            name="torch-gpu",
+            title="torch.compile on GPU",
+            packages=("torch", "triton"),
+            steps=(
+                GoalStep(
+                    name="run",
+                    can="compile and run on the GPU",
+                    components=(*_TRITON_COMPILE, *_TRITON_LAUNCH),
+                    torch_cuda=True,
+                ),
+            ),
+        ),
+        Goal(
+            name="torch-cpu",
+            title="torch.compile on CPU",
+            packages=("torch",),
+            steps=(
+                GoalStep(
+                    name="build",
+                    can="build C++ kernels",
+                    components=("cxx", "openmp", "python-headers"),
+                ),
+            ),
+        ),
+        Goal(
+            name="extensions",
+            title="C++/CUDA extensions",
+            packages=("torch",),
+            steps=(
+                GoalStep(
+                    name="c++",
+                    can="build C++ extensions",
+                    components=("cxx", "python-headers"),
+                ),
+                GoalStep(
+                    name="cuda",
+                    can="build CUDA extensions",
+                    components=("cuda-home",),
+                    torch_cuda=True,
+                ),
+            ),
+        ),
+    )
 }
 COMPONENT_NAMES: tuple[str, ...] = tuple(COMPONENT)
 MANIFEST_COMPONENTS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.in_manifest)

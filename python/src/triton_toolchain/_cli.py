@@ -1,10 +1,12 @@
 """The ``triton-toolchain`` command: doctor (also without a command), env, which, lock,
 check-manifest, run.
 
-Exit status: 0 when every required component (of the stage asked for) was found,
-1 when one is missing (the output says what, where the shim looked, and the fix),
-2 for bad input (a wrong setting or manifest, a wrong argument) and when the output
-cannot be written (a closed pipe). Never a traceback for any of these.
+Exit status: 0 when what was asked for is ready (``doctor``: the goal of ``--for``,
+by default Triton kernels compiled and launched; ``env``, ``lock``: every required
+component), 1 when it is not (the output says why and the one thing to do; ``doctor
+-v`` where the shim looked), 2 for bad input (a wrong setting or manifest, a wrong
+argument) and when the output cannot be written (a closed pipe). Never a traceback for
+any of these.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS
+from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
 from ._discovery._host import Host
 from ._discovery._search import Context
@@ -30,7 +32,7 @@ from ._errors import SettingError, ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
 from ._model import Choice, Source, SourceKind, Toolchain
-from ._report import doctor_report, explain_missing
+from ._report import GoalVerdict, Installed, doctor_report, explain_missing, judge
 from ._resolve import resolve, resolve_all
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
@@ -54,17 +56,33 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _header(tc: Toolchain) -> str:
-    triton = _version("triton")
+def _manifest_line(tc: Toolchain) -> str:
+    """``manifest: FILE (schema 2, by GENERATOR, strict)`` or ``manifest: none``."""
+    if tc.manifest is None:
+        return "manifest: none"
+    facts = []
+    try:
+        manifest = load(Path(tc.manifest))
+        facts.append(f"schema {manifest.schema}")
+        if manifest.generator:
+            facts.append(f"by {manifest.generator}")
+    except ToolchainError:  # changed since it was resolved: the resolution says the rest
+        pass
+    if tc.strict:
+        facts.append("strict")
+    return f"manifest: {tc.manifest}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def _header(tc: Toolchain, installed: Installed) -> str:
     target = f"sm_{tc.arch}" if tc.arch else "any architecture"
-    lines = [
-        f"triton-toolchain {_version('triton-toolchain') or '(source)'}: "
-        f"Triton {triton or 'not installed'}, Python {platform.python_version()} "
-        f"({sys.executable}), {platform.machine()}, target {target}",
-        "manifest: "
-        + (f"{tc.manifest}{' (strict)' if tc.strict else ''}" if tc.manifest else "none"),
-    ]
-    return "\n".join(lines)
+    return "\n".join(
+        (
+            f"triton-toolchain {_version('triton-toolchain') or '(source)'}: "
+            f"{installed.describe('triton')}, {installed.describe('torch')}, "
+            f"Python {platform.python_version()} ({sys.executable}), {platform.machine()}",
+            f"target {target}; {_manifest_line(tc)}",
+        )
+    )
 
 
 def _status(tc: Toolchain, stage: str | None) -> int:
@@ -76,14 +94,44 @@ def _resolve_verified(arch: int | None) -> Toolchain:
     return resolve(arch, host=Host.current(verify=True))
 
 
+# `doctor --for`'s older names: one step of the Triton goal, or the Triton goal whole.
+FOR_ALIASES: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "compile": ("triton", ("compile",)),
+    "launch": ("triton", ("launch",)),
+    "all": ("triton", None),
+}
+# The goal whose readiness is the exit status of `doctor` without `--for`.
+DEFAULT_GOAL = "triton"
+
+
+def _focus(
+    judged: dict[str, GoalVerdict], name: str | None
+) -> tuple[dict[str, GoalVerdict], GoalVerdict]:
+    """The verdicts to show and the one whose readiness is the exit status."""
+    if name is None or name == "all":
+        return judged, judged[DEFAULT_GOAL]
+    goal, steps = FOR_ALIASES.get(name, (name, None))
+    verdict = judged[goal] if steps is None else judged[goal].only(steps)
+    return {goal: verdict}, verdict
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
-    tc = resolve_all(args.arch, host=Host.current(verify=True))
-    errors = tc.errors()
-    status = 2 if errors else _status(tc, args.stage)
+    host = Host.current(verify=True)
+    tc = resolve_all(args.arch, host=host)
+    installed = Installed.of(host)
+    goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
+    asks_ptxas = goal is None or any(
+        c in ("ptxas", "ptxas-blackwell")
+        for step in GOALS[goal].steps
+        if steps is None or step.name in steps
+        for c in step.components
+    )
     from ._triton._guards import unusable_tools
 
-    refused = unusable_tools(tc) if args.stage != "launch" else ()
-    status = status or (1 if refused else 0)
+    refused = unusable_tools(tc) if asks_ptxas else ()
+    judged = judge(tc, installed, refused)
+    shown, focus = _focus(judged, args.goal)
+    status = 2 if tc.errors() else (0 if focus.ready else 1)
     report = None
     if args.run:
         from ._selftest import self_test
@@ -93,6 +141,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         doc = tc.to_dict()
         doc["refused_by_triton"] = list(refused)
+        doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
         if report is not None:
             doc["self_test"] = {
                 "ok": report.ok,
@@ -100,12 +149,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             }
         print(json.dumps(doc, indent=2))
     else:
-        print(doctor_report(tc, verbose=args.verbose, header=_header(tc)))
-        for problem in refused:
-            print(
-                f"\nrefused by Triton: {problem}; fix: point TRITON_PTXAS_PATH / "
-                "TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
+        header = _header(tc, installed)
+        print(
+            doctor_report(
+                tc, header=header, verdicts=shown, installed=installed, verbose=args.verbose
             )
+        )
         if report is not None:
             print("\n" + report.text)
     return status
@@ -214,15 +263,28 @@ def build_parser() -> argparse.ArgumentParser:
         )
         return p
 
-    p = add("doctor", "show every component, its version and where it came from")
-    p.add_argument("-v", "--verbose", action="store_true", help="also list rejected candidates")
+    p = add(
+        "doctor",
+        "say whether Triton kernels, torch.compile (GPU, CPU) and C++/CUDA extensions can "
+        "run here, and if not the one thing to do; then every component",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also every place looked at, every rejected candidate and why, every note",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
         "--for",
-        dest="stage",
-        choices=("compile", "launch", "all"),
-        default="all",
-        help="which step must be ready for exit status 0 (default: all)",
+        dest="goal",
+        metavar="GOAL",
+        choices=(*GOALS, *FOR_ALIASES),
+        default=None,
+        help="show only GOAL, whose readiness is the exit status: "
+        + ", ".join(f"{name} ({goal.title})" for name, goal in GOALS.items())
+        + f"; compile, launch: one step of {DEFAULT_GOAL}. Default (and all): every goal "
+        f"shown, exit status by {DEFAULT_GOAL}",
     )
     p.add_argument(
         "--run",

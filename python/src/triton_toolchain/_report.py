@@ -1,11 +1,294 @@
-"""The ``doctor`` report: words for a resolution."""
+"""The ``doctor`` report: for each goal of ``_catalog.GOALS`` (Triton kernels,
+``torch.compile`` on GPU and on CPU, C++/CUDA extensions) whether it can run here and,
+if not, the one thing to do; then the components in a table. ``verbose`` adds every
+place looked at, every rejected candidate and every note.
+
+A goal is judged from the resolution (``Toolchain``), the Python packages it runs as
+their files say (``Installed``, nothing imported) and what the installed Triton refuses
+of the chosen ptxas (``_triton._guards.unusable_tools``). Plain text shows notes only
+where they change what to do: the resolution's notes about settings, the fix that a
+component's locator worked out (``python-headers``: this distribution's package), a
+strict manifest, and the first candidate rejected for a missing component.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
 
-from ._catalog import COMPONENT
+from ._catalog import COMPONENT, COMPONENTS, GOALS, Goal, GoalStep
+from ._discovery import _fs
+from ._discovery._host import Host
 from ._model import Choice, SourceKind, Toolchain
+
+_VERSION = re.compile(r"""^__version__\s*(?::[^=\n]*)?=\s*['"]([^'"\n]+)['"]""", re.M)
+# torch/version.py: `cuda: Optional[str] = '12.8'`, or `= None` for a build without CUDA.
+_TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)
+
+PYTORCH_SITE = "https://pytorch.org/get-started/locally/"
+PACKAGE_FIX: dict[str, str] = {
+    "triton": "install Triton (`pip install triton`)",
+    "torch": f"install torch (`pip install torch`; {PYTORCH_SITE} gives the command per build)",
+}
+TORCH_CUDA_FIX = (
+    f"install a torch built with CUDA ({PYTORCH_SITE} gives the command for each CUDA release)"
+)
+REFUSED_FIX = (
+    "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
+)
+VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
+_PTXAS = ("ptxas", "ptxas-blackwell")
+
+
+def _read_version(path: Path) -> str:
+    try:
+        found = _VERSION.search(_fs.read_text(path))
+    except _fs.ReadProblem:
+        return ""
+    return found.group(1) if found else ""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The Python packages the goals run, read from their files (nothing is imported).
+
+    ``triton``/``torch``: the version, ``""`` when installed but unreadable, ``None``
+    when not installed. ``torch_cuda``: the CUDA release torch was built with, ``""``
+    for a build without CUDA, ``None`` when unknown (no torch, or no readable
+    ``torch/version.py``)."""
+
+    triton: str | None = None
+    torch: str | None = None
+    torch_cuda: str | None = None
+    triton_dir: str | None = None
+    torch_dir: str | None = None
+
+    @classmethod
+    def of(cls, host: Host) -> Installed:
+        """What ``host``'s ``triton`` and ``torch`` package directories hold."""
+        triton = torch = torch_cuda = None
+        if host.triton_dir is not None:
+            triton = _read_version(host.triton_dir / "__init__.py")
+        if host.torch_dir is not None:
+            torch = _read_version(host.torch_dir / "version.py")
+            try:
+                found = _TORCH_CUDA.search(_fs.read_text(host.torch_dir / "version.py"))
+            except _fs.ReadProblem:
+                found = None
+            if found is not None:
+                torch_cuda = found.group(1) or ""
+        return cls(
+            triton,
+            torch,
+            torch_cuda,
+            str(host.triton_dir) if host.triton_dir else None,
+            str(host.torch_dir) if host.torch_dir else None,
+        )
+
+    def describe(self, package: str) -> str:
+        """``"Triton 3.9.0"``, ``"torch 2.13.0+cpu (no CUDA)"``, ``"torch not installed"``."""
+        name = "Triton" if package == "triton" else package
+        version = self.triton if package == "triton" else self.torch
+        if version is None:
+            return f"{name} not installed"
+        text = f"{name} {version or '(version unknown)'}"
+        if package == "torch" and self.torch_cuda is not None:
+            text += f" (CUDA {self.torch_cuda})" if self.torch_cuda else " (no CUDA)"
+        return text
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+BlockerKind = Literal["package", "torch-cuda", "error", "missing", "refused"]
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One reason a goal or step cannot run, and what to do about it: a package not
+    installed, a torch without CUDA, a component wrongly set (``error``) or not found
+    (``missing``, with the first candidate rejected for it and how many were), a ptxas
+    the installed Triton refuses."""
+
+    kind: BlockerKind
+    reason: str
+    fix: str
+    component: str | None = None
+    rejected: str | None = None
+    rejected_count: int = 0
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    step: GoalStep
+    blockers: tuple[Blocker, ...]
+
+    @property
+    def ready(self) -> bool:
+        return not self.blockers
+
+
+@dataclass(frozen=True)
+class GoalVerdict:
+    """A goal judged: ``blockers`` are missing packages (nothing runs without them),
+    ``steps`` each step judged on its own; a step is reached when it and every earlier
+    step are ready."""
+
+    goal: Goal
+    blockers: tuple[Blocker, ...]
+    steps: tuple[StepVerdict, ...]
+
+    @property
+    def ready(self) -> bool:
+        return not self.blockers and all(s.ready for s in self.steps)
+
+    @property
+    def first(self) -> Blocker | None:
+        """The one thing to do first: a missing package, else the first blocker of the
+        first step that is not ready."""
+        if self.blockers:
+            return self.blockers[0]
+        return next((s.blockers[0] for s in self.steps if s.blockers), None)
+
+    @property
+    def fix(self) -> str | None:
+        first = self.first
+        return first.fix if first else None
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Components a step lacks (not found or wrongly set), in the catalog's order."""
+        names = {b.component for s in self.steps for b in s.blockers if b.component}
+        return tuple(c.name for c in COMPONENTS if c.name in names)
+
+    @property
+    def label(self) -> str:
+        """The goal's title, with the steps judged when not all of them are."""
+        if len(self.steps) == len(self.goal.steps):
+            return self.goal.title
+        return f"{self.goal.title} ({', '.join(s.step.name for s in self.steps)})"
+
+    @property
+    def verdict(self) -> str:
+        """``ready``, ``not ready: WHY``, or ``partly: can A; cannot B: WHY``."""
+        if self.blockers:
+            return f"not ready: {_reasons(self.blockers)}"
+        done: list[str] = []
+        for judged in self.steps:
+            if not judged.ready:
+                why = _reasons(judged.blockers)
+                if not done:
+                    return f"not ready: {why}"
+                return f"partly: can {', '.join(done)}; cannot {judged.step.can}: {why}"
+            done.append(judged.step.can)
+        return "ready"
+
+    def only(self, steps: Iterable[str]) -> GoalVerdict:
+        """The same verdict for the named steps alone."""
+        names = set(steps)
+        return replace(self, steps=tuple(s for s in self.steps if s.step.name in names))
+
+    def to_dict(self) -> dict[str, object]:
+        first = self.first
+        return {
+            "title": self.goal.title,
+            "ready": self.ready,
+            "verdict": self.verdict,
+            "missing": list(self.missing),
+            "blocked": [
+                b.reason
+                for b in (*self.blockers, *(b for s in self.steps for b in s.blockers))
+                if b.component is None
+            ],
+            "fix": first.fix if first else None,
+            "steps": {s.step.name: s.ready for s in self.steps},
+        }
+
+
+def _reasons(blockers: Sequence[Blocker]) -> str:
+    """Missing components as one ``a, b not found``; other reasons as they are."""
+    parts: list[str] = []
+    missing = [b.component or "" for b in blockers if b.kind == "missing"]
+    for blocker in blockers:
+        if blocker.kind != "missing":
+            parts.append(blocker.reason)
+        elif blocker.component == missing[0]:
+            parts.append(f"{', '.join(missing)} not found")
+    return "; ".join(parts)
+
+
+def component_fix(choice: Choice, tc: Toolchain) -> str:
+    """What to do about a missing component: the catalog's fix, or the account that
+    its locator gave (``python-headers``: the directory and this distribution's
+    package, ``_discovery._headers.python_headers_fix``); a strict manifest says that
+    only it was read."""
+    spec = COMPONENT[choice.component]
+    fix = next((n for n in choice.notes if n.startswith("Python.h ")), spec.fix)
+    if tc.strict and tc.manifest:
+        where = "in its components" if spec.in_manifest else "its directory in driver_dirs"
+        return (
+            f"the manifest {tc.manifest} is strict (nothing else is searched) and gives no "
+            f"usable {choice.component}: give one there ({where}); {fix}"
+        )
+    return fix
+
+
+def _component_blocker(choice: Choice, tc: Toolchain) -> Blocker | None:
+    spec = COMPONENT[choice.component]
+    if choice.error:
+        # `_resolve._setting_error`: "VARIABLE='value': problem; fix: ..."
+        reason, _, fix = choice.error.partition("; fix: ")
+        return Blocker("error", reason, fix or spec.fix, choice.component)
+    if choice.found:
+        return None
+    first = str(choice.rejected[0]) if choice.rejected else None
+    return Blocker(
+        "missing",
+        f"{choice.component} not found",
+        component_fix(choice, tc),
+        choice.component,
+        first,
+        len(choice.rejected),
+    )
+
+
+def _judge_step(
+    step: GoalStep, tc: Toolchain, installed: Installed, refused: Sequence[str]
+) -> StepVerdict:
+    """A step's blockers, the one to act on first first: a wrong setting (it stops
+    everything that uses it), a torch without CUDA, missing components in the step's
+    order, then what Triton refuses."""
+    found = [b for c in step.components if (b := _component_blocker(tc[c], tc))]
+    blockers = [b for b in found if b.kind == "error"]
+    if step.torch_cuda and installed.torch is not None and installed.torch_cuda == "":
+        reason = f"torch {installed.torch} is built without CUDA"
+        blockers.append(Blocker("torch-cuda", reason, TORCH_CUDA_FIX))
+    blockers += [b for b in found if b.kind == "missing"]
+    if any(c in _PTXAS for c in step.components):
+        blockers += [Blocker("refused", f"refused by Triton: {p}", REFUSED_FIX) for p in refused]
+    return StepVerdict(step, tuple(blockers))
+
+
+def judge(
+    tc: Toolchain, installed: Installed, refused: Sequence[str] = ()
+) -> dict[str, GoalVerdict]:
+    """Every goal of ``GOALS`` judged (see the module docstring)."""
+    verdicts = {}
+    for goal in GOALS.values():
+        blockers = tuple(
+            Blocker("package", installed.describe(package), PACKAGE_FIX[package])
+            for package in goal.packages
+            if (installed.triton if package == "triton" else installed.torch) is None
+        )
+        steps = tuple(_judge_step(step, tc, installed, refused) for step in goal.steps)
+        verdicts[goal.name] = GoalVerdict(goal, blockers, steps)
+    return verdicts
+
+
+# ---------------------------------------------------------------- text
 
 
 def explain_missing(choice: Choice, tc: Toolchain | None = None) -> str:
@@ -24,41 +307,88 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def _short_source(choice: Choice) -> str:
-    """The source as the table shows it: Triton's package directory is already in the
-    path column, so ``triton-bundled`` stands alone there."""
+    """The source as the table shows it: Triton's package directory is in the path
+    column and the manifest in the header, so ``triton-bundled`` and ``manifest``
+    stand alone."""
     if choice.source is None:
         return ""
-    if choice.source.kind is SourceKind.BUNDLED:
+    if choice.source.kind in (SourceKind.BUNDLED, SourceKind.MANIFEST):
         return str(choice.source.kind.value)
     return str(choice.source)
 
 
-def doctor_report(tc: Toolchain, *, verbose: bool, header: str) -> str:
-    """The ``doctor`` text: a header, one row per component, then the explanations of
-    what is missing (and, with ``verbose``, every rejected candidate)."""
+def _status(choice: Choice, needed: set[str]) -> str:
+    if choice.error:
+        return "ERROR"
+    if choice.found:
+        return "ok"
+    return "MISSING" if choice.component in needed else "absent"
+
+
+def _goal_lines(verdict: GoalVerdict, width: int) -> list[str]:
+    lines = [f"{verdict.label.ljust(width)}  {verdict.verdict}"]
+    first = verdict.first
+    if first is not None:
+        lines.append(f"  fix: {first.fix}")
+        if first.rejected:
+            more = first.rejected_count - 1
+            tail = f" (and {more} more)" if more else ""
+            lines.append(f"  rejected: {first.rejected}{tail}")
+    return lines
+
+
+def _details(choice: Choice, tc: Toolchain) -> str:
+    """Everything about one component: the whole account of a missing one, else what
+    was chosen, every place looked at, every candidate rejected, every note."""
+    if not choice.found:
+        return explain_missing(choice, tc)
+    version = f", {choice.version}" if choice.version else ""
+    lines = [f"{choice.component}: {choice.path} ({choice.source}{version})"]
+    if choice.searched:
+        lines.append("  looked at:")
+        lines += [f"    {place}" for place in choice.searched]
+    if choice.rejected:
+        lines.append("  rejected:")
+        lines += [f"    {rejection}" for rejection in choice.rejected]
+    lines += [f"  note: {note}" for note in choice.notes]
+    return "\n".join(lines)
+
+
+def doctor_report(
+    tc: Toolchain,
+    *,
+    header: str,
+    verdicts: Mapping[str, GoalVerdict],
+    installed: Installed | None = None,
+    verbose: bool = False,
+) -> str:
+    """The ``doctor`` text: the header, one line per goal in ``verdicts`` (with the fix
+    of each that is not ready), the resolution's notes, a table of the components those
+    goals need (every component when every goal is shown); ``verbose`` adds each one's
+    details."""
+    shown = list(verdicts.values())
+    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
+    needed = {c for v in shown for s in v.steps for c in s.step.components}
+    names = [c.name for c in COMPONENTS if every or c.name in needed]
+    width = max(len(v.label) for v in shown)
+    out = [header, ""]
+    for verdict in shown:
+        out += _goal_lines(verdict, width)
+    out += [f"note: {note}" for note in tc.notes]
     rows = [("component", "status", "version", "source", "path")]
-    for choice in tc:
-        spec = COMPONENT[choice.component]
-        status = "ok" if choice.found else ("MISSING" if spec.stage else "absent")
-        rows.append(
-            (
-                choice.component,
-                status,
-                choice.version or "",
-                _short_source(choice),
-                choice.path or "",
-            )
-        )
-    out = [header, "", table(rows)]
-    for note in tc.notes:
-        out.append(f"\nnote: {note}")
-    for choice in tc:
-        spec = COMPONENT[choice.component]
-        if not choice.found and spec.stage:
-            out.append("\n" + explain_missing(choice, tc))
-        elif choice.notes:
-            out += [f"\n{choice.component}: {note}" for note in choice.notes]
-        if verbose and choice.found and choice.rejected:
-            out.append(f"\n{choice.component}: rejected before choosing {choice.path}:")
-            out += [f"  {r}" for r in choice.rejected]
+    for name in names:
+        choice = tc[name]
+        status = _status(choice, needed)
+        source = _short_source(choice)
+        rows.append((name, status, choice.version or "", source, choice.path or ""))
+    out += ["", table(rows)]
+    if not verbose:
+        out += ["", VERBOSE_HINT]
+        return "\n".join(out)
+    if installed is not None:
+        out += ["", "packages:"]
+        for package, where in (("triton", installed.triton_dir), ("torch", installed.torch_dir)):
+            out.append(f"  {installed.describe(package)}" + (f" at {where}" if where else ""))
+    for name in names:
+        out += ["", _details(tc[name], tc)]
     return "\n".join(out)
