@@ -148,6 +148,24 @@ def _host_triton() -> tuple[Path, str]:
     return package, version
 
 
+def _host_gxx() -> tuple[str, str, str]:
+    """The host's g++, its full version and the directory of its own omp.h (GCC's
+    private include directory: /usr/lib/gcc/<triple>/<N>/include on Debian), which the
+    stand-in's gcc lays out as nixpkgs' gcc does."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        _missing("g++")
+    version = subprocess.run(
+        [gxx, "-dumpfullversion"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    omp = subprocess.run(
+        [gxx, "-print-file-name=include/omp.h"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if not (os.path.isabs(omp) and os.path.isfile(omp)):
+        _missing(f"g++'s own omp.h (`g++ -print-file-name=include/omp.h` says {omp!r}: libgomp)")
+    return gxx, version, os.path.dirname(omp)
+
+
 @pytest.fixture(scope="session")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the work tree (untracked files included) whose stand-in names this host's tools."""
@@ -156,6 +174,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gcc = shutil.which("gcc")
     if gcc is None:
         _missing("gcc")
+    gxx, gcc_version, omp_include = _host_gxx()
     python_include = sysconfig.get_paths()["include"]
     if not Path(python_include, "Python.h").is_file():
         _missing(f"Python.h of {sys.executable} in {python_include} (python3-dev)")
@@ -173,6 +192,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "libdevice": str(libdevice),
         "cuda_include": str(include),
         "cc": gcc,
+        "cxx": gxx,
+        "gcc_version": gcc_version,
+        "omp_include": omp_include,
         "triton": str(triton),
         "triton_version": triton_version,
     }
