@@ -11,8 +11,8 @@ missing tool is a failure that names it (tests never skip).
 End to end: a venv over this interpreter (which has Triton from PyPI) with the shim
 pip-installed from ./python, wrapped by the flake's `lib.wrapWithToolchain`, on a
 machine whose only driver is a stand-in on LD_LIBRARY_PATH (Nix on a distribution
-that is not NixOS). The stand-in's ptxas and cc append their arguments to $TT_RECORD,
-which is how a test knows that the store's tools ran.
+that is not NixOS). The stand-in's ptxas, cc and c++ append their arguments to
+$TT_RECORD, which is how a test knows that the store's tools ran.
 """
 
 from __future__ import annotations
