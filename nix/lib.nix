@@ -13,6 +13,7 @@ in
     manifestFromPackages
     manifestFor
     mkManifest
+    openmpInclude
     writeManifest
     ;
   inherit (wrap)

@@ -1,12 +1,17 @@
-# Running a program with the toolchain: the manifest and Triton's own variables
-# exported, each only where the user has not set it (makeWrapper --set-default).
+# Running a program with the toolchain: the manifest and its components' variables
+# (Triton's, torch's CXX and CUDA_HOME) exported, each only where the user has not set
+# it (makeWrapper --set-default; CUDA_HOME not where CUDA_PATH is set either).
 {
   lib,
   manifestLib,
 }:
 rec {
-  # Component → the variable Triton reads. No TRITON_LIBCUDA_PATH: the manifest's
-  # libcuda-link is a link stub, and the shim picks the run-time driver itself.
+  # Component → the variable the wrapper exports with the component's path: those
+  # Triton reads, and torch's CXX (TorchInductor's C++ builds, cpp_extension) and
+  # CUDA_HOME (cpp_extension); the shim's _catalog.exported_variables(). No
+  # TRITON_LIBCUDA_PATH: the manifest's libcuda-link is a link stub, and the shim picks
+  # the run-time driver itself. (openmp has none: torch reads no variable for omp.h;
+  # the shim, not the wrapper, appends its directory to CPATH.)
   tritonVariables = {
     ptxas = "TRITON_PTXAS_PATH";
     ptxas-blackwell = "TRITON_PTXAS_BLACKWELL_PATH";
@@ -16,6 +21,15 @@ rec {
     cuda-headers = "TRITON_CUDART_PATH";
     cuda-crt-headers = "TRITON_CUDACRT_PATH";
     cc = "CC";
+    cxx = "CXX";
+    cuda-home = "CUDA_HOME";
+  };
+
+  # Variables whose setting the user may have made under another name, which then
+  # wins as well: torch takes CUDA_HOME, else CUDA_PATH (cpp_extension's
+  # _find_cuda_home), so CUDA_HOME is exported only where neither is set.
+  sameSettingAs = {
+    CUDA_HOME = [ "CUDA_PATH" ];
   };
 
   /**
@@ -55,7 +69,8 @@ rec {
     };
 
   /**
-    makeWrapper flags that export each variable unless it is already set.
+    makeWrapper flags that export each variable unless it is already set (or, for a
+    variable of `sameSettingAs`, unless one of its other names is).
 
     # Type
 
@@ -68,15 +83,34 @@ rec {
     ```nix
     wrapperFlags { CC = "/nix/store/...-gcc-wrapper/bin/cc"; }
     => [ "--set-default" "CC" "/nix/store/...-gcc-wrapper/bin/cc" ]
+    wrapperFlags { CUDA_HOME = "/nix/store/...-cuda-merged-12.9"; }
+    => [ "--run" "if [ -z \"\${CUDA_HOME+set}\" ] && [ -z \"\${CUDA_PATH+set}\" ]; then export CUDA_HOME=/nix/store/...-cuda-merged-12.9; fi" ]
     ```
   */
   wrapperFlags =
     env:
-    builtins.concatMap (name: [
-      "--set-default"
-      name
-      env.${name}
-    ]) (builtins.attrNames env);
+    let
+      unset = name: ''[ -z "''${${name}+set}" ]'';
+      flags =
+        name:
+        let
+          value = env.${name};
+          others = sameSettingAs.${name} or [ ];
+          noneSet = lib.concatMapStringsSep " && " unset ([ name ] ++ others);
+        in
+        if others == [ ] then
+          [
+            "--set-default"
+            name
+            value
+          ]
+        else
+          [
+            "--run"
+            "if ${noneSet}; then export ${name}=${lib.escapeShellArg value}; fi"
+          ];
+    in
+    builtins.concatMap flags (builtins.attrNames env);
 
   /**
     Wrap a program so that it runs with the toolchain of `pkgs` (or of the

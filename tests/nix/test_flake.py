@@ -11,8 +11,8 @@ missing tool is a failure that names it (tests never skip).
 End to end: a venv over this interpreter (which has Triton from PyPI) with the shim
 pip-installed from ./python, wrapped by the flake's `lib.wrapWithToolchain`, on a
 machine whose only driver is a stand-in on LD_LIBRARY_PATH (Nix on a distribution
-that is not NixOS). The stand-in's ptxas and cc append their arguments to $TT_RECORD,
-which is how a test knows that the store's tools ran.
+that is not NixOS). The stand-in's ptxas, cc and c++ append their arguments to
+$TT_RECORD, which is how a test knows that the store's tools ran.
 """
 
 from __future__ import annotations
@@ -148,6 +148,24 @@ def _host_triton() -> tuple[Path, str]:
     return package, version
 
 
+def _host_gxx() -> tuple[str, str, str]:
+    """The host's g++, its full version and the directory of its own omp.h (GCC's
+    private include directory: /usr/lib/gcc/<triple>/<N>/include on Debian), which the
+    stand-in's gcc lays out as nixpkgs' gcc does."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        _missing("g++")
+    version = subprocess.run(
+        [gxx, "-dumpfullversion"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    omp = subprocess.run(
+        [gxx, "-print-file-name=include/omp.h"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if not (os.path.isabs(omp) and os.path.isfile(omp)):
+        _missing(f"g++'s own omp.h (`g++ -print-file-name=include/omp.h` says {omp!r}: libgomp)")
+    return gxx, version, os.path.dirname(omp)
+
+
 @pytest.fixture(scope="session")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the work tree (untracked files included) whose stand-in names this host's tools."""
@@ -156,6 +174,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gcc = shutil.which("gcc")
     if gcc is None:
         _missing("gcc")
+    gxx, gcc_version, omp_include = _host_gxx()
     python_include = sysconfig.get_paths()["include"]
     if not Path(python_include, "Python.h").is_file():
         _missing(f"Python.h of {sys.executable} in {python_include} (python3-dev)")
@@ -173,6 +192,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "libdevice": str(libdevice),
         "cuda_include": str(include),
         "cc": gcc,
+        "cxx": gxx,
+        "gcc_version": gcc_version,
+        "omp_include": omp_include,
         "triton": str(triton),
         "triton_version": triton_version,
     }
@@ -200,6 +222,8 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     that what a test sees comes from what it is testing."""
     drop = {
         "CC",
+        "CXX",
+        "CPATH",
         "PYTHONPATH",
         "TT_RECORD",
         "LD_LIBRARY_PATH",
@@ -249,17 +273,21 @@ def test_flake_outputs_evaluate(nix: Nix, repo: Path) -> None:
 
 
 def validate_manifest(nix: Nix, path: str) -> dict:
-    """docs/manifest.md, schema 1: known keys, absolute existing paths of the right kind."""
+    """docs/manifest.md, schema 2: known keys, absolute existing paths of the right kind;
+    the C and C++ compilers are stdenv.cc's `cc` and `c++`, openmp the directory of
+    gcc's own omp.h, cuda-home the set's merged toolkit (nvcc, cuda.h, libcudart.so)."""
     doc = json.loads(nix.real(path).read_text())
     assert set(doc) <= {"schema", "generator", "strict", "driver_dirs", "components"}
     assert (
-        doc["schema"] == 1 and isinstance(doc["strict"], bool) and isinstance(doc["generator"], str)
+        doc["schema"] == 2 and isinstance(doc["strict"], bool) and isinstance(doc["generator"], str)
     )
     assert doc["driver_dirs"] == ["/run/opengl-driver/lib"]
-    files = {"ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm", "cc", "libdevice"}
+    files = {"ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm", "cc", "cxx", "libdevice"}
     dirs = {"python-headers", "cuda-headers", "cuda-crt-headers", "libcuda-link"}
-    assert set(doc["components"]) == files | dirs
-    for name, component in doc["components"].items():
+    dirs |= {"openmp", "cuda-home"}
+    c = doc["components"]
+    assert set(c) == files | dirs
+    for name, component in c.items():
         assert set(component) <= {"path", "version"}, name
         p = component["path"]
         assert p.startswith("/nix/store/"), (name, p)
@@ -267,11 +295,28 @@ def validate_manifest(nix: Nix, path: str) -> dict:
         assert real.is_file() if name in files else real.is_dir(), (name, p)
         if name in files - {"libdevice"}:
             assert os.access(real, os.X_OK), (name, p)
-        if name in {"ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm"}:
+        if name in {"ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm", "cuda-home"}:
             assert component["version"] == "12.9", name
-    assert (nix.real(doc["components"]["cuda-headers"]["path"]) / "cuda.h").is_file()
-    assert (nix.real(doc["components"]["libcuda-link"]["path"]) / "libcuda.so.1").exists()
+    assert (nix.real(c["cuda-headers"]["path"]) / "cuda.h").is_file()
+    assert (nix.real(c["libcuda-link"]["path"]) / "libcuda.so.1").exists()
+    assert_host_compilers(nix, c)
+    home = nix.real(c["cuda-home"]["path"])
+    assert "-cuda-merged-12.9" in c["cuda-home"]["path"]
+    for inside in ("bin/nvcc", "include/cuda.h", "lib/libcudart.so"):
+        assert (home / inside).exists(), inside
     return doc
+
+
+def assert_host_compilers(nix: Nix, c: dict) -> None:
+    """`cc` and `cxx` are the same wrapper's `cc` and `c++`; openmp is its gcc's own
+    include directory (lib/gcc/<triple>/<version>/include), holding omp.h."""
+    wrapper = c["cc"]["path"].removesuffix("/bin/cc")
+    assert c["cxx"]["path"] == f"{wrapper}/bin/c++", c
+    assert re.fullmatch(
+        r"/nix/store/[^/]+-gcc-[^/]+/lib/gcc/x86_64-unknown-linux-gnu/[^/]+/include",
+        c["openmp"]["path"],
+    ), c["openmp"]
+    assert (nix.real(c["openmp"]["path"]) / "omp.h").is_file()
 
 
 def test_manifest_is_built_and_valid(nix: Nix, repo: Path) -> None:
@@ -287,16 +332,22 @@ def wrapped_expr(repo: Path, program: str) -> str:
 
 
 def test_wrapper_exports_toolchain_and_user_settings_win(nix: Nix, repo: Path) -> None:
+    """The wrapper exports the manifest and each component's variable, Triton's and
+    torch's (CXX, CUDA_HOME), where the user has not set it; CUDA_HOME not where the
+    user set CUDA_PATH, which torch reads in its place."""
     out = build(nix, "--impure", "--expr", wrapped_expr(repo, "/usr/bin/env"))
     wrapper = str(nix.real(out) / "bin/env")
-    env = dict(os.environ, TRITON_PTXAS_PATH="/mine/ptxas")
-    env.pop("CC", None)
-    env.pop("TRITON_LIBCUDA_PATH", None)
-    seen = dict(
-        line.split("=", 1)
-        for line in subprocess.check_output([wrapper], env=env, text=True).splitlines()
-        if "=" in line
-    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"CC", "CXX", "CUDA_HOME", "CUDA_PATH", "TRITON_LIBCUDA_PATH"}
+    }
+
+    def seen_with(**extra: str) -> dict[str, str]:
+        lines = subprocess.check_output([wrapper], env={**env, **extra}, text=True)
+        return dict(line.split("=", 1) for line in lines.splitlines() if "=" in line)
+
+    seen = seen_with(TRITON_PTXAS_PATH="/mine/ptxas")
     assert seen["TRITON_PTXAS_PATH"] == "/mine/ptxas"
     manifest = validate_manifest(nix, seen["TRITON_TOOLCHAIN_MANIFEST"])
     c = manifest["components"]
@@ -307,7 +358,13 @@ def test_wrapper_exports_toolchain_and_user_settings_win(nix: Nix, repo: Path) -
     assert seen["TRITON_CUDART_PATH"] == c["cuda-headers"]["path"]
     assert seen["TRITON_CUDACRT_PATH"] == c["cuda-crt-headers"]["path"]
     assert seen["CC"] == c["cc"]["path"]
+    assert seen["CXX"] == c["cxx"]["path"]
+    assert seen["CUDA_HOME"] == c["cuda-home"]["path"]
     assert "TRITON_LIBCUDA_PATH" not in seen
+    mine = seen_with(CXX="/mine/g++", CUDA_PATH="/mine/cuda")
+    assert (mine["CXX"], mine["CUDA_PATH"]) == ("/mine/g++", "/mine/cuda")
+    assert "CUDA_HOME" not in mine
+    assert seen_with(CUDA_HOME="/mine/cuda")["CUDA_HOME"] == "/mine/cuda"
 
 
 def test_overlay_makes_triton_and_torch_carry_the_shim(nix: Nix, repo: Path) -> None:
@@ -350,6 +407,9 @@ MANIFEST_COMPONENTS = {
     "cuda-headers",
     "cuda-crt-headers",
     "libdevice",
+    "cxx",
+    "openmp",
+    "cuda-home",
     "libcuda-link",
 }
 
@@ -370,7 +430,7 @@ def test_packages_and_checks_are_built(nix: Nix, repo: Path) -> None:
     report = nix.real(out[f"checks.{system}.manifest"]).read_text().splitlines()
     verdicts = {line.split()[1]: line.split()[0] for line in report[:-1]}
     assert verdicts == dict.fromkeys(MANIFEST_COMPONENTS, "ok"), report
-    assert report[-1] == "schema 1, strict=false, driver_dirs: /run/opengl-driver/lib"
+    assert report[-1] == "schema 2, strict=false, driver_dirs: /run/opengl-driver/lib"
     assert nix.real(out[f"checks.{system}.shim-tests"]).exists()
 
     wrapper = nix.real(out["python"]) / "bin/python3"
@@ -526,7 +586,8 @@ def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Pat
         f"({standin(repo, config, overlay=True)}).python3.pkgs.triton-toolchain.manifest",
     )
     doc = json.loads(nix.real(out).read_text())
-    assert set(doc["components"]) == {"cc", "python-headers"}, doc
+    assert set(doc["components"]) == {"cc", "cxx", "openmp", "python-headers"}, doc
+    assert_host_compilers(nix, doc["components"])
     assert doc["driver_dirs"] == ["/run/opengl-driver/lib"]
 
 
@@ -550,6 +611,8 @@ def test_manifest_follows_the_cuda_packages_triton_is_built_with(nix: Nix, repo:
     default = _shim_manifest(nix, pkgs, "ps.triton")
     assert default["components"]["ptxas"]["version"] == "12.9"
     assert "-cuda12.9-cuda_nvcc-" in default["components"]["ptxas"]["path"]
+    assert default["components"]["cuda-home"]["version"] == "12.9"
+    assert "-cuda-merged-12.9" in default["components"]["cuda-home"]["path"]
     cases = {
         "torch": "(ps.torch.override { cudaPackages = pkgs.cudaPackages_13_0; }).triton",
         "triton": "ps.triton.override { cudaPackages = pkgs.cudaPackages_13_0; }",
@@ -561,6 +624,8 @@ def test_manifest_follows_the_cuda_packages_triton_is_built_with(nix: Nix, repo:
         assert "-cuda13.0-cuda_cudart-" in c["cuda-headers"]["path"], (case, c)
         assert "-cuda13.0-cuda_crt-" in c["cuda-crt-headers"]["path"], (case, c)
         assert "-cuda13.0-cuda_cudart-" in c["libcuda-link"]["path"], (case, c)
+        assert c["cuda-home"]["version"] == "13.0", case
+        assert "-cuda-merged-13.0" in c["cuda-home"]["path"], (case, c)
 
 
 def test_triton_bin_is_accepted_built_and_carries_the_shim(nix: Nix, repo: Path) -> None:
@@ -621,8 +686,9 @@ def test_only_tracked_sources_go_into_the_store(nix: Nix, repo: Path, tmp_path: 
 
 
 def test_wrapper_variables_match_the_shims_catalog(nix: Nix, repo: Path) -> None:
-    """nix/wrap.nix's component -> Triton variable table is the shim's own
-    (triton_toolchain._catalog.exported_variables())."""
+    """nix/wrap.nix's component -> variable table (Triton's variables, torch's CXX and
+    CUDA_HOME) is the shim's own, exactly (triton_toolchain._catalog.exported_variables()):
+    the flake's manifest carries every exported component."""
     from triton_toolchain import _catalog
 
     table = eval_json(
@@ -862,6 +928,8 @@ def test_e2e_doctor_reports_the_store_toolchain(wrapped: Wrapped, tmp_path: Path
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     doc = json.loads(done.stdout)
     assert doc["manifest"] == wrapped.manifest_file
+    # Schema 2's components are among them: torch.compile's and cpp_extension's.
+    assert {"cxx", "openmp", "cuda-home"} <= set(wrapped.manifest["components"])
     for name, entry in wrapped.manifest["components"].items():
         got = doc["components"][name]
         # The wrapper's exports equal the manifest's entries: attributed to the manifest.

@@ -91,6 +91,7 @@ let
       in
       "${elemAt p 0}.${elemAt p 1}";
     versions.major = v: elemAt (splitVersion v) 0;
+    versions.minor = v: elemAt (splitVersion v) 1;
 
     importTOML = path: builtins.fromTOML (builtins.readFile path);
 
