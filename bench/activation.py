@@ -14,8 +14,9 @@ shim's record):
 For each: the median time of ``import triton`` (and ``import torch`` when torch is
 installed), timed inside the fresh interpreter, the difference from ``off``, the median
 time spent inside the shim during that import (its modules' import and every call of
-its import hook: the precise figure; the difference of two imports is as noisy as the
-import itself), and, from one instrumented run,
+its import hook, with the standard library modules the import loads anyway loaded
+first: the precise figure; the difference of two imports is as noisy as the import
+itself), and, from one instrumented run,
 the processes started, whether pyelftools was imported, and the shim's modules loaded.
 
 Usage: ``python bench/activation.py [--runs 25]``. Exit status 1 when a target is
@@ -55,7 +56,12 @@ TIMED = "import time; t = time.perf_counter(); import {module}; print(time.perf_
 # every call the import hook makes (resolving or reusing the record, loading the driver,
 # applying). Far less noisy than the difference of two imports' wall times.
 INSIDE = """
-import time
+import importlib, sys, time
+for name in {preload!r}:  # what the import loads anyway, with or without the shim
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
 t = time.perf_counter()
 import triton_toolchain._hook as hook
 spent = [time.perf_counter() - t]
@@ -70,9 +76,31 @@ print(sum(spent))
 """
 
 
-def inside_once(module: str, env: dict[str, str]) -> float:
+BASELINE_MODULES = """
+import sys, json
+before = set(sys.modules)
+import {module}
+print(json.dumps(sorted(m for m in set(sys.modules) - before
+                        if m.split(".")[0] in sys.stdlib_module_names)))
+"""
+
+
+def stdlib_loaded_by(module: str, env: dict[str, str]) -> list[str]:
+    """The standard library modules ``import module`` loads without the shim."""
     done = subprocess.run(
-        [sys.executable, "-c", INSIDE.format(module=module)],
+        [sys.executable, "-c", BASELINE_MODULES.format(module=module)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    names: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return names
+
+
+def inside_once(module: str, env: dict[str, str], preload: list[str]) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", INSIDE.format(module=module, preload=preload)],
         env=env,
         check=True,
         capture_output=True,
@@ -130,6 +158,7 @@ def main() -> int:
         for env in cases.values():
             env.pop("XDG_CACHE_HOME", None)
         for module in modules:
+            preload = stdlib_loaded_by(module, cases["off"])
             times: dict[str, list[float]] = {case: [] for case in cases}
             inside: dict[str, list[float]] = {case: [] for case in cases if case != "off"}
             for round_ in range(args.runs + 1):
@@ -140,7 +169,7 @@ def main() -> int:
                     if case != "off":
                         if case == "miss":
                             shutil.rmtree(f"{tmp}/x", ignore_errors=True)
-                        shim_ms = inside_once(module, env)
+                        shim_ms = inside_once(module, env, preload)
                     if round_:  # the first round warms up
                         times[case].append(ms)
                         if case != "off":

@@ -9,13 +9,17 @@ final: prev:
 let
   inherit (final) lib;
 
-  # The shim, carrying the manifest of `cudaPackages` and this set's Python.
+  # The shim, carrying the manifest of `cudaPackages` and this set's Python. Without a
+  # CUDA home: `cudatoolkit` (every library of the release, gigabytes) would enter the
+  # closure of every Triton, which needs none of it; wrappers and `lib.mkManifest` add
+  # it where C++/CUDA extensions are built.
   shimFor =
     pyFinal: cudaPackages:
     pyFinal.triton-toolchain.override {
       manifest = toolchainLib.mkManifest final {
         inherit cudaPackages;
         inherit (pyFinal) python;
+        cudaHome = null;
       };
     };
 

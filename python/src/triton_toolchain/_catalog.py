@@ -28,6 +28,8 @@ class Component:
     """One piece of the toolchain.
 
     - ``variable``: Triton's own variable for it, an explicit setting (``None``: none);
+      ``also_read``: variables the tools read after it for the same thing (torch reads
+      ``CUDA_PATH`` where ``CUDA_HOME`` is unset), explicit settings as well;
       ``variable_names_dir``: the variable names the file's directory (``libcuda``).
     - ``knob``: the ``triton.knobs`` attribute (3.4+) that takes the same value.
     - ``exported``: ``env``/``run`` and the Nix wrapper export ``variable=path``.
@@ -50,6 +52,7 @@ class Component:
     used_by: UsedBy
     fix: str
     variable: str | None = None
+    also_read: tuple[str, ...] = ()
     variable_names_dir: bool = False
     knob: str | None = None
     exported: bool = False
@@ -217,6 +220,7 @@ COMPONENTS: tuple[Component, ...] = (
         stage=None,
         used_by="extension",
         variable="CUDA_HOME",
+        also_read=("CUDA_PATH",),
         exported=True,
         schema=2,
         fix="install a CUDA toolkit with nvcc (NVIDIA's, conda's cuda-toolkit, or "

@@ -80,7 +80,10 @@ def merged_env(tc: Toolchain, base: Mapping[str, str]) -> dict[str, str]:
     relative entries."""
     merged = dict(base)
     exported = toolchain_env(tc)
-    kept = {k for k in exported if merged.get(k)}
+    # A variable the user set, or one the same tools read in its place (CUDA_PATH for
+    # CUDA_HOME), keeps the export out.
+    shadows = {c.variable: (c.variable, *c.also_read) for c in COMPONENTS if c.variable}
+    kept = {k for k in exported if any(merged.get(v) for v in shadows.get(k, (k,)))}
     for key, value in exported.items():
         if key not in kept:
             merged[key] = value

@@ -72,6 +72,7 @@ def _manifest_paths(spec: Component, manifest: Manifest) -> list[Path]:
 
 def _exported_source(
     spec: Component,
+    variable: str,
     path: Path,
     value: str,
     manifest: Manifest | None,
@@ -81,15 +82,15 @@ def _exported_source(
     (see the module docstring); ``None`` when it is the user's own setting."""
     if manifest is not None and path in _manifest_paths(spec, manifest):
         return Source(SourceKind.MANIFEST, str(manifest.file))
-    recorded = exports.get(spec.variable or "")
+    recorded = exports.get(variable)
     if recorded is not None and recorded[0] == value:
         return Source.parse(recorded[1])
     return None
 
 
-def _setting_error(spec: Component, value: str, problem: str) -> str:
+def _setting_error(spec: Component, variable: str, value: str, problem: str) -> str:
     return (
-        f"{spec.variable}={value!r}: {problem}; fix: {spec.fix}, or unset {spec.variable} to "
+        f"{variable}={value!r}: {problem}; fix: {spec.fix}, or unset {variable} to "
         "let triton-toolchain look for it"
     )
 
@@ -120,13 +121,13 @@ class _Cascade:
     def explicit(self, history: _History) -> Choice | None:
         """The variable's value: a choice, an error, or ``None`` to go on."""
         spec, host = self.spec, self.host
-        value = host.environ.get(spec.variable) if spec.variable else None
-        if not value:
+        names = [n for n in (spec.variable, *spec.also_read) if n]
+        variable = next((n for n in names if host.environ.get(n)), None)
+        if variable is None:
             return None
+        value = host.environ.get(variable) or ""
         earlier = [
-            c
-            for c in self.ctx.chosen.values()
-            if c.error and c.error.startswith(f"{spec.variable}=")
+            c for c in self.ctx.chosen.values() if c.error and c.error.startswith(f"{variable}=")
         ]
         if earlier:  # the same wrong variable, already judged for another component
             return history.choice(spec.name, error=earlier[0].error)
@@ -136,8 +137,8 @@ class _Cascade:
             history.notes.append(str(note))
             return None
         except ValueError as exc:
-            return history.choice(spec.name, error=_setting_error(spec, value, str(exc)))
-        exported = _exported_source(spec, path, value, self.manifest, self.exports)
+            return history.choice(spec.name, error=_setting_error(spec, variable, value, str(exc)))
+        exported = _exported_source(spec, variable, path, value, self.manifest, self.exports)
         ctx = dataclasses.replace(
             self.ctx,
             named=True,
@@ -145,12 +146,13 @@ class _Cascade:
             recorded_version=self.recorded(path),
         )
         verdict = self.locator.check(host, path, ctx)
-        source = exported or Source(SourceKind.ENV, spec.variable or "")
+        source = exported or Source(SourceKind.ENV, variable)
         history.searched.append(f"{source}: {path}")
         if verdict.problem is None:
             return self.found(history, path, verdict, source)
         if exported is None:
-            return history.choice(spec.name, error=_setting_error(spec, value, verdict.problem))
+            error = _setting_error(spec, variable, value, verdict.problem)
+            return history.choice(spec.name, error=error)
         history.rejected.append(Rejection(str(path), verdict.problem, source))
         return None
 

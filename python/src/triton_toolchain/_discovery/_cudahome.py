@@ -2,8 +2,8 @@
 builds CUDA extensions with (``nvcc`` = ``<root>/bin/nvcc``, headers in
 ``<root>/include``, libraries in ``<root>/lib64``).
 
-Explicit: ``CUDA_HOME``, as torch reads it first. Search order (first accepted wins),
-torch's own guesses first: ``CUDA_PATH``; the toolkit of the first ``nvcc`` on the
+Explicit: ``CUDA_HOME``, else ``CUDA_PATH``, in torch's order. Search order (first
+accepted wins), torch's own guess first: the toolkit of the first ``nvcc`` on the
 absolute ``PATH`` entries; ``$CONDA_PREFIX``; ``/usr/local/cuda``; ``/opt/cuda*`` and
 ``/usr/local/cuda-*``, newest first; pip wheels' ``nvidia/cu13``.
 
@@ -28,14 +28,6 @@ from ._search import Candidate, Context, Locator, Step, Verdict, discovered
 from ._tools import tool_release
 
 
-def cuda_path(host: Host, ctx: Context) -> Iterator[Candidate]:
-    """``CUDA_PATH``, torch's second choice."""
-    value = host.environ.get("CUDA_PATH")
-    if value:
-        refused = None if Path(value).is_absolute() else "CUDA_PATH is a relative path, ignored"
-        yield Candidate(Path(value), discovered("CUDA_PATH", value).source, refused)
-
-
 def nvcc_on_path(host: Host, ctx: Context) -> Iterator[Candidate]:
     """The toolkit of each ``nvcc`` on ``PATH`` (``<root>/bin/nvcc``), in order."""
     for cand in path_candidates(host, "nvcc"):
@@ -56,7 +48,7 @@ def wheels(host: Host, ctx: Context) -> Iterator[Candidate]:
         yield discovered("nvidia/cu13", root / "cu13")
 
 
-STEPS: tuple[Step, ...] = (cuda_path, nvcc_on_path, toolkits, wheels)
+STEPS: tuple[Step, ...] = (nvcc_on_path, toolkits, wheels)
 
 
 def _first(root: Path, host: Host, rels: tuple[str, ...], name: str) -> Path | None:

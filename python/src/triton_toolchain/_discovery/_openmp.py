@@ -121,9 +121,10 @@ def _probe(argv: list[str], include: Path) -> str | None:
         status, raw, problem = collect(command, None, PROBE_TIMEOUT_S)
     if problem is None and status == 0:
         return None
-    tail = raw.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+    lines = raw.decode("utf-8", "replace").strip().splitlines()
+    first = next((ln for ln in lines if "error" in ln.lower()), lines[-1] if lines else "")
     what = problem or f"exit status {status}"
-    return f"the C++ compiler cannot build with it ({what}: {tail[0][:200]})"
+    return f"the C++ compiler cannot build with it ({what}: {first.strip()[:200]})"
 
 
 def check_openmp(host: Host, path: Path, ctx: Context) -> Verdict:
