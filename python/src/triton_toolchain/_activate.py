@@ -35,7 +35,6 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _record
@@ -73,9 +72,8 @@ def disabled(environ: Mapping[str, str] | None = None) -> bool:
     return not switch(environ)[0]
 
 
-@dataclass(frozen=True, repr=False)
 class Activation:
-    """What one ``activate()`` did.
+    """What one ``activate()`` did (read-only).
 
     ``mode``: ``"knobs"`` (Triton 3.4+), ``"environ"`` (3.0-3.3), ``"pending"`` (Triton not
     imported yet: applied on import) or ``"off"`` (``TRITON_TOOLCHAIN=off``).
@@ -85,20 +83,42 @@ class Activation:
     library loaded in this process, if any; ``toolchain`` the resolution applied.
     """
 
+    __slots__ = ("applied", "driver", "kept", "mode", "notes", "plan")
     mode: Mode
-    plan: Mapping[str, Any] | None = None
-    applied: Mapping[str, str] = field(default_factory=dict)
-    kept: Mapping[str, str] = field(default_factory=dict)
-    driver: str | None = None
-    notes: tuple[str, ...] = ()
+    plan: Mapping[str, Any] | None
+    applied: dict[str, str]
+    kept: dict[str, str]
+    driver: str | None
+    notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        mode: Mode,
+        plan: Mapping[str, Any] | None = None,
+        applied: Mapping[str, str] | None = None,
+        kept: Mapping[str, str] | None = None,
+        driver: str | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "mode", mode)
+        set_(self, "plan", plan)
+        set_(self, "applied", dict(applied or {}))
+        set_(self, "kept", dict(kept or {}))
+        set_(self, "driver", driver)
+        set_(self, "notes", tuple(notes))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Activation is read-only: {name}")
 
     @property
     def toolchain(self) -> Toolchain | None:
+        """The resolution applied, with its whole history (``_plan.full_toolchain``)."""
         if self.plan is None:
             return None
-        from ._model import Toolchain
+        from ._plan import full_toolchain
 
-        return Toolchain.from_dict(self.plan["toolchain"])
+        return full_toolchain(self.plan)
 
     def __repr__(self) -> str:
         driver = f", driver {self.driver}" if self.driver else ""
@@ -109,19 +129,21 @@ class Activation:
         )
 
 
-@dataclass
 class _State:
-    env: dict[str, str] = field(default_factory=dict)  # variables this module wrote
-    memo: tuple[object, dict[str, Any]] | None = None  # (inputs, plan) of the last resolution
-    plan: dict[str, Any] | None = None  # the plan in force
-    requested: bool = False  # activate() was called (the hook applies it on import)
-    triton_ready: bool = False
-    triton: TritonState | None = None
-    driver: str | None = None
-    driver_notes: tuple[str, ...] = ()
-    last: Activation | None = None
-    torch_patches: Patches = field(default_factory=Patches)
-    torch_report: Report = field(default_factory=Report)  # what torch got, cumulatively
+    """This process's activation (one, under ``_LOCK``)."""
+
+    def __init__(self) -> None:
+        self.env: dict[str, str] = {}  # variables this module wrote
+        self.memo: tuple[object, dict[str, Any]] | None = None  # (inputs, plan) last resolved
+        self.plan: dict[str, Any] | None = None  # the plan in force
+        self.requested = False  # activate() was called (the hook applies it on import)
+        self.triton_ready = False
+        self.triton: TritonState | None = None
+        self.driver: str | None = None
+        self.driver_notes: tuple[str, ...] = ()
+        self.last: Activation | None = None
+        self.torch_patches = Patches()
+        self.torch_report = Report()  # what torch got, cumulatively
 
 
 _LOCK = threading.RLock()
@@ -170,9 +192,17 @@ def resolved_plan(arch: int | None) -> dict[str, Any]:
 
         plan, facts = resolve_plan(arch, environ)
         if not loaded:
-            _record.store(key, facts, plan, environ)
+            from ._plan import without_history
+
+            _record.store(key, facts, without_history(plan), environ)
     _STATE.memo = (inputs, plan)
     return plan
+
+
+def loaded_by_shim() -> frozenset[str]:
+    """The driver this module loaded into the process (not someone else's)."""
+    with _LOCK:
+        return frozenset({os.path.realpath(_STATE.driver)} if _STATE.driver else ())
 
 
 def _load_driver(plan: Mapping[str, Any]) -> None:

@@ -8,28 +8,28 @@ carries the original in ``ORIGINAL``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 ORIGINAL = "__triton_toolchain_original__"
 Namespace = dict[str, Any]
 
 
-@dataclass
 class Report:
     """What one application did: settings made (``"knobs.nvidia.ptxas"``, ``"env:CC"``,
-    ``"patch:...get_ptxas"`` -> value) and left alone (-> why)."""
+    ``"patch:...get_ptxas"`` -> value) and left alone (-> why). (Plain classes here, not
+    dataclasses: this is imported on the activation path, where each class costs.)"""
 
-    applied: dict[str, str] = field(default_factory=dict)
-    kept: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.applied: dict[str, str] = {}
+        self.kept: dict[str, str] = {}
+        self.notes: list[str] = []
 
 
-@dataclass
 class Patches:
     """The replacements made in this process: ``(namespace, name) -> (original, ours)``."""
 
-    made: dict[tuple[str, str], tuple[object, object]] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.made: dict[tuple[str, str], tuple[object, object]] = {}
 
     def patch(
         self, where: str, namespace: Namespace, attr: str, make: Callable[[Any], object]

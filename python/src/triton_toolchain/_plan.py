@@ -4,7 +4,7 @@ applies a plan read back from the activation record).
 
 A plan (JSON-able)::
 
-    {"toolchain": Toolchain.to_dict(),
+    {"toolchain": Toolchain.to_dict(), "history": true,
      "settings": [{"component": "ptxas", "knob": "nvidia.ptxas",
                    "variable": "TRITON_PTXAS_PATH", "value": "/usr/.../ptxas",
                    "user": false, "error": null, "used_by": "compile"}, ...],
@@ -13,9 +13,11 @@ A plan (JSON-able)::
      "torch": {"CXX": "/usr/bin/g++" or null, "CPATH": ["/opt/py/include/python3.12"],
                "CUDA_HOME": "/usr/local/cuda-13.0" or null}}
 
-``user``: the variable holds the user's own setting (Triton reads it itself; nothing is
-assigned over it); ``error``: that setting is wrong, and Triton's step ``used_by`` stops
-with this message. ``torch``: what ``_torch._apply`` sets: ``CXX`` (the resolved C++
+``history``: the toolchain keeps the places looked at and the rejected candidates (a
+plan in an activation record does not: ``without_history``). ``user``: the variable
+holds the user's own setting (Triton reads it itself; nothing is assigned over it);
+``error``: that setting is wrong, and Triton's step ``used_by`` stops with this
+message. ``torch``: what ``_torch._apply`` sets: ``CXX`` (the resolved C++
 compiler where it is one program and not the user's own), the directories Inductor's
 compiles need on ``CPATH`` (``Python.h`` where ``sysconfig`` does not say, an ``omp.h``
 that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
@@ -23,6 +25,7 @@ that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -66,6 +69,7 @@ def plan_of(tc: Toolchain) -> dict[str, Any]:
         )
     return {
         "toolchain": tc.to_dict(),
+        "history": True,
         "settings": settings,
         "driver": tc["libcuda"].path,
         "link": tc["libcuda-link"].path,
@@ -103,3 +107,38 @@ def resolve_plan(arch: int | None, environ: Mapping[str, str]) -> tuple[dict[str
     with recording() as facts:
         plan = plan_of(resolve_all(arch, host=Host.current(environ)))
     return plan, facts
+
+
+def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
+    """The resolution behind ``plan`` with its whole history (the places looked at, the
+    rejected candidates), for an explanation when something fails or is asked about. A
+    plan from an activation record has none: resolved again for this process's user
+    environment (nothing has changed, or the record would not have been reused), the
+    driver the shim loaded not counted as one loaded by someone else; the plan's own
+    when that fails."""
+    from ._activate import user_environ
+    from ._discovery._host import Host
+    from ._errors import ToolchainError
+    from ._resolve import resolve_all
+
+    if plan.get("history"):
+        return Toolchain.from_dict(plan["toolchain"])
+    from ._activate import loaded_by_shim
+
+    arch = plan["toolchain"].get("arch")
+    host = dataclasses.replace(Host.current(user_environ()), loaded_by_shim=loaded_by_shim())
+    try:
+        return resolve_all(arch, host=host)
+    except ToolchainError:
+        return Toolchain.from_dict(plan["toolchain"])
+
+
+def without_history(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` as an activation record keeps it: what applying needs, without the places
+    looked at and the rejected candidates (doctor's; they would make every record, read
+    by every process, several times larger)."""
+    toolchain = dict(plan["toolchain"])
+    toolchain["components"] = {
+        name: {**c, "searched": [], "rejected": []} for name, c in toolchain["components"].items()
+    }
+    return {**plan, "toolchain": toolchain, "history": False}

@@ -19,7 +19,6 @@ means resolving again; nothing here raises for them.
 from __future__ import annotations
 
 import contextvars
-import fnmatch
 import json
 import os
 import stat
@@ -55,9 +54,21 @@ def _status(call: Callable[[str], os.stat_result], path: str) -> list[int]:
     ]
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """``fnmatch`` for the one-``*`` patterns discovery uses, without compiling a
+    regular expression (other patterns go to ``fnmatch``)."""
+    if pattern.count("*") == 1 and not any(c in pattern for c in "?["):
+        head, tail = pattern.split("*")
+        return len(name) >= len(head) + len(tail) and name.startswith(head) and name.endswith(tail)
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
 def _listing(pattern: str) -> list[str]:
     """Sorted matches of an absolute pattern whose wildcards are in whole components
-    (``/usr/local/cuda-*``, ``/x/nvidia/*/lib/stubs/libcuda.so``)."""
+    (``/usr/local/cuda-*``, ``/x/nvidia/*/lib/stubs/libcuda.so``); hidden names match
+    only a pattern that starts with a dot, as in ``glob``."""
     found = ["/"]
     for part in [p for p in pattern.split("/") if p]:
         if not any(c in part for c in "*?["):
@@ -69,7 +80,11 @@ def _listing(pattern: str) -> list[str]:
                 names = os.listdir(directory)
             except (OSError, ValueError):
                 continue
-            matches += [os.path.join(directory, n) for n in fnmatch.filter(names, part)]
+            matches += [
+                os.path.join(directory, n)
+                for n in names
+                if _matches(n, part) and (part.startswith(".") or not n.startswith("."))
+            ]
         found = matches
     return sorted(found)
 
@@ -108,17 +123,18 @@ def _spec_dirs(name: str) -> list[str]:
     return [os.path.dirname(spec.origin)] if spec.origin else []
 
 
-# Every kind of observation: op -> how to make it. A recorded fact is (op, argument,
-# value); observing it again must give the same value.
-OPS: dict[str, Callable[[str], Any]] = {
-    "stat": lambda p: _status(os.stat, p),
-    "lstat": lambda p: _status(os.lstat, p),
-    "realpath": os.path.realpath,
-    "glob": _listing,
-    "executable": lambda p: os.access(p, os.X_OK),
+# Every kind of observation: op -> how to make it, with the ``Looks`` (remembered
+# ``lstat``/``readlink``) of the resolution or verification that makes it. A recorded
+# fact is (op, argument, value); observing it again must give the same value.
+OPS: dict[str, Callable[[str, _trust.Looks], Any]] = {
+    "stat": lambda p, looks: _status(os.stat, p),
+    "lstat": lambda p, looks: _status(looks.lstat, p),
+    "realpath": _trust.real_path,
+    "glob": lambda p, looks: _listing(p),
+    "executable": lambda p, looks: os.access(p, os.X_OK),
     "trust": _trust.untrusted,
-    "content": _content,
-    "package": _spec_dirs,
+    "content": lambda p, looks: _content(p),
+    "package": lambda p, looks: _spec_dirs(p),
 }
 
 
@@ -130,6 +146,7 @@ class Facts:
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], Any] = {}
         self.unstable = False
+        self.looks = _trust.Looks()
 
     def add(self, op: str, arg: str, value: Any) -> None:
         key = (op, arg)
@@ -159,9 +176,10 @@ def recording() -> Iterator[Facts]:
 
 
 def observe(op: str, arg: str) -> Any:
-    """Make an observation (``OPS[op](arg)``), recording it when a recording is active."""
-    value = OPS[op](arg)
+    """Make an observation (``OPS[op](arg)``), recording it when a recording is active
+    (whose walks then share one view of the filesystem)."""
     facts = _ACTIVE.get()
+    value = OPS[op](arg, facts.looks if facts is not None else _trust.Looks())
     if facts is not None:
         facts.add(op, arg, _jsonable(value))
     return value
@@ -180,8 +198,9 @@ def _jsonable(value: Any) -> Any:
 
 def verify(facts: list[list[Any]], environ: Mapping[str, str]) -> bool:
     """Every fact, observed again, has the value recorded."""
+    looks = _trust.Looks()
     for op, arg, value in facts:
-        now = environ.get(arg) if op == "env" else OPS[op](arg)
+        now = environ.get(arg) if op == "env" else OPS[op](arg, looks)
         if _jsonable(now) != value:
             return False
     return True

@@ -62,21 +62,54 @@ def entry_problem(path: str, st: os.stat_result, *, directory: bool) -> str | No
     return None
 
 
-def untrusted(path: str) -> str | None:
-    """Why ``path`` (absolute) is not trusted (see the module docstring), or ``None``.
+class Looks:
+    """``lstat`` and ``readlink`` remembered: one walk's, or one verification's, view of
+    the filesystem (errors are remembered too)."""
 
-    A path that cannot be walked (missing component, loop, permission) gives its reason
-    too: what cannot be examined is not trusted.
-    """
+    def __init__(self) -> None:
+        self._stat: dict[str, os.stat_result | OSError] = {}
+        self._link: dict[str, str | OSError] = {}
+
+    def lstat(self, path: str) -> os.stat_result:
+        found = self._stat.get(path)
+        if found is None:
+            try:
+                found = os.lstat(path)
+            except OSError as exc:
+                found = exc
+            self._stat[path] = found
+        if isinstance(found, OSError):
+            raise found
+        return found
+
+    def readlink(self, path: str) -> str:
+        found = self._link.get(path)
+        if found is None:
+            try:
+                found = os.readlink(path)
+            except OSError as exc:
+                found = exc
+            self._link[path] = found
+        if isinstance(found, OSError):
+            raise found
+        return found
+
+
+def resolve(path: str, looks: Looks | None = None) -> tuple[str, str | None]:
+    """``(the path with every link resolved, why it is not trusted or None)`` in one walk
+    (see the module docstring). A path that cannot be walked (missing component, loop,
+    permission) is not trusted: what cannot be examined is not; its resolved form is
+    then the part walked joined with the rest, as ``os.path.realpath`` gives it."""
     if not path.startswith("/"):
-        return f"{path} is not an absolute path"
+        return path, f"{path} is not an absolute path"
+    look = looks or Looks()
     parts = [p for p in path.split("/") if p]
     current = "/"
     links = 0
+    name = ""
+    problem: str | None = None
     try:
-        problem = entry_problem("/", os.stat("/"), directory=True)
-        if problem:
-            return problem
+        problem = entry_problem("/", look.lstat("/"), directory=True)
         while parts:
             name = parts.pop(0)
             if name == ".":
@@ -85,24 +118,36 @@ def untrusted(path: str) -> str | None:
                 current = os.path.dirname(current) or "/"
                 continue
             candidate = os.path.join(current, name)
-            st = os.lstat(candidate)
+            st = look.lstat(candidate)
             if stat.S_ISLNK(st.st_mode):
                 links += 1
                 if links > MAX_LINKS:
-                    return f"{path}: too many levels of symbolic links"
-                target = os.readlink(candidate)
+                    return path, f"{path}: too many levels of symbolic links"
+                target = look.readlink(candidate)
                 if target.startswith("/"):
                     current = "/"
                 parts[:0] = [p for p in target.split("/") if p]
                 continue
-            problem = entry_problem(candidate, st, directory=bool(parts))
-            if problem:
-                return problem
+            is_dir = bool(parts) or stat.S_ISDIR(st.st_mode)
+            problem = problem or entry_problem(candidate, st, directory=is_dir)
             if parts and not stat.S_ISDIR(st.st_mode):
-                return f"{path}: {candidate} is not a directory"
+                return os.path.join(candidate, *parts), problem or (
+                    f"{path}: {candidate} is not a directory"
+                )
             current = candidate
     except OSError as exc:
-        return f"{path} cannot be examined: {exc.strerror or exc}"
+        rest = os.path.join(current, name, *parts) if parts or name else current
+        return rest, problem or f"{path} cannot be examined: {exc.strerror or exc}"
     except ValueError as exc:  # an embedded NUL character
-        return f"{path!r} cannot be examined: {exc}"
-    return None
+        return path, f"{path!r} cannot be examined: {exc}"
+    return current, problem
+
+
+def untrusted(path: str, looks: Looks | None = None) -> str | None:
+    """Why ``path`` (absolute) is not trusted (see the module docstring), or ``None``."""
+    return resolve(path, looks)[1]
+
+
+def real_path(path: str, looks: Looks | None = None) -> str:
+    """``path`` with every link resolved (``resolve``)."""
+    return resolve(path, looks)[0]

@@ -96,7 +96,7 @@ def versioned_compilers(language: Language) -> Step:
     def step(host: Host, ctx: Context) -> Iterator[Candidate]:
         kept, _ = search_path(host)
         for family in language.families:
-            found = [p for d in kept for p in _fs.glob(d / f"{family}-[0-9]*")]
+            found = [p for d in kept for p in _fs.glob(d / f"{family}-*")]
             found = [p for p in found if p.name[len(family) + 1 :].isdigit()]
             found.sort(key=lambda p: -int(p.name[len(family) + 1 :]))
             yield from (discovered("PATH", p) for p in found)

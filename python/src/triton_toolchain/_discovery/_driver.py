@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -250,7 +251,8 @@ def loaded_in_process(host: Host, ctx: Context) -> Iterator[Candidate]:
     if host.root != Path("/"):
         return
     for path in loaded_drivers():
-        yield discovered("loaded-in-process", path)
+        if os.path.realpath(path) not in host.loaded_by_shim:
+            yield discovered("loaded-in-process", path)
 
 
 def nixos_driver_link(host: Host, ctx: Context) -> Iterator[Candidate]:

@@ -119,6 +119,8 @@ class Host:
     triton: TritonRelease | None = None
     # Run the tools even where a manifest records their versions (doctor, lock).
     verify: bool = False
+    # Drivers the shim itself loaded into this process: not "loaded by someone else".
+    loaded_by_shim: frozenset[str] = frozenset()
 
     @classmethod
     def current(cls, environ: Mapping[str, str] | None = None, *, verify: bool = False) -> Host:

@@ -76,9 +76,9 @@ def before_torch(plan: Mapping[str, Any], env: dict[str, str], report: Report) -
 def _explained(plan: PlanGetter) -> Exception | None:
     """The shim's explanation of a failed Inductor build, when the resolution has one."""
     from .._errors import MissingComponentError, SettingError
-    from .._model import Toolchain
+    from .._plan import full_toolchain
 
-    tc = Toolchain.from_dict(plan()["toolchain"])
+    tc = full_toolchain(plan())
     errors = [tc[n].error for n in INDUCTOR_COMPONENTS if tc[n].error]
     if errors:
         return SettingError("; ".join(e for e in errors if e))

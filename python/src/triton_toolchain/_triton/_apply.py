@@ -36,7 +36,6 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._patching import ORIGINAL, Namespace, Patches, Report
@@ -55,13 +54,13 @@ PlanGetter = Callable[[], Plan]
 _UNSET = object()
 
 
-@dataclass
 class TritonState:
     """What this process wrote into Triton: knob -> value, and the patches."""
 
-    knobs: dict[str, object] = field(default_factory=dict)
-    patches: Patches = field(default_factory=Patches)
-    impl: object | None = None
+    def __init__(self) -> None:
+        self.knobs: dict[str, object] = {}
+        self.patches = Patches()
+        self.impl: object | None = None
 
 
 def _class_globals(cls: object) -> Namespace | None:

@@ -223,7 +223,14 @@ def build_module(
     if error is not None:
         raise error
     tc = Toolchain.from_dict(plan["toolchain"])
-    build_plan = make_plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
+    try:
+        build_plan = make_plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
+    except MissingComponentError:
+        from .._plan import full_toolchain
+
+        # Raised again with the whole story: where the shim looked, what it rejected.
+        tc = full_toolchain(plan)
+        build_plan = make_plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
     if build_plan.driver is not None:
         try:
             preload_driver(build_plan.driver)

@@ -102,6 +102,9 @@ def ptxas_error(
     if path is None or any(_same_file(path, c) for c in chosen):
         return None
     if tc.strict:
+        from .._plan import full_toolchain
+
+        tc = full_toolchain(plan)
         missing = [tc[n] for n in PTXAS_COMPONENTS if tc[n].path is None]
         detail = "\n".join(c.explain(strict_manifest=tc.manifest) for c in missing)
         return MissingComponentError(
@@ -119,7 +122,9 @@ def ptxas_error(
 
 def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
     """The explanation of the missing driver, as ``Toolchain.require`` gives it."""
-    tc = Toolchain.from_dict(plan["toolchain"])
+    from .._plan import full_toolchain
+
+    tc = full_toolchain(plan)
     try:
         tc.require("libcuda")
     except MissingComponentError as exc:
