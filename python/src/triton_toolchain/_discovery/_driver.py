@@ -365,6 +365,60 @@ def chosen_driver_dir(host: Host, ctx: Context) -> Iterator[Candidate]:
 LINK_STEPS: tuple[Step, ...] = layout_steps("stubs", ("",))
 
 
+# --- what a load by bare name would get ---------------------------------------------------
+
+
+def by_name_load(host: Host) -> tuple[str, str] | None:
+    """What ``dlopen("libcuda.so.1")`` by bare name would load in a process started
+    with this environment, as ``(path, where it was found)``, ``None`` for nothing: the
+    dynamic loader's order, ``LD_LIBRARY_PATH`` (an empty entry is the current
+    directory), the linker cache's entries for this machine, then the trusted system
+    directories. (A library already loaded with that name comes first: ``activate()``
+    loads the chosen driver for that reason.)"""
+    value = host.environ.get("LD_LIBRARY_PATH") or ""
+    entries = [e or "." for e in value.split(":")] if value else []
+    for entry in entries:
+        path = Path(os.path.abspath(entry) if entry != "." else os.getcwd()) / DRIVER_FILE
+        if _fs.is_file(path):
+            return str(path), "LD_LIBRARY_PATH" if entry != "." else "the current directory"
+    cache = linker_cache(host)
+    if isinstance(cache, LdCache):
+        for entry in cache.named(DRIVER_FILE):
+            if entry.matches(host.machine) is not False and _fs.is_file(Path(entry.path)):
+                return entry.path, "the linker cache"
+    facts = MACHINES.get(host.machine)
+    default = [f"/lib/{facts.multiarch}", f"/usr/lib/{facts.multiarch}"] if facts else []
+    for directory in (*default, "/lib", "/usr/lib"):
+        path = host.at(directory) / DRIVER_FILE
+        if _fs.is_file(path):
+            return str(path), "a system directory"
+    return None
+
+
+def by_name_note(host: Host, chosen: str | None) -> str | None:
+    """What doctor says about a load by bare name, when it would not get ``chosen``."""
+    found = by_name_load(host)
+    if found is None:
+        return None
+    path, where = found
+    if chosen is not None and key_of(Path(path)) == key_of(Path(chosen)):
+        return None
+    problem = _fs.untrusted(Path(path)) or stub_reason(Path(path))
+    if where == "the current directory":
+        problem = "an empty LD_LIBRARY_PATH entry means wherever the program runs; remove it"
+    danger = f" ({problem})" if problem else ""
+    if chosen is None:
+        return (
+            f"a library that loads libcuda.so.1 by name (torch's CUDA runtime does) would get "
+            f"{path} from {where}{danger}; the shim loads no driver here, so it cannot stand "
+            "in the way"
+        )
+    return (
+        f"without the shim, a load of libcuda.so.1 by name would get {path} from "
+        f"{where}{danger}; activation loads {chosen} first, so every library gets that one"
+    )
+
+
 # --- what discovery adds ----------------------------------------------------------------
 
 
@@ -421,6 +475,9 @@ def finish_driver(host: Host, ctx: Context, choice: Choice) -> Choice:
             "without a driver, kernels can still be compiled and the launcher built against "
             "a CUDA toolkit's link stub, but nothing can be launched"
         )
+    if host.root == Path("/"):
+        by_name = by_name_note(host, choice.path)
+        notes += [by_name] if by_name else []
     return dataclasses.replace(
         choice, rejected=tuple(rejected), searched=tuple(searched), notes=tuple(notes)
     )

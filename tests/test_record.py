@@ -1,0 +1,218 @@
+"""The activation record: a later process reuses a resolution only when every fact it
+rests on still holds, and then gets exactly what the full resolver would give.
+
+Each test resolves on a real layout (fake roots of real files, real scripts for tools,
+real ELF driver stand-ins) the way activation does (``_plan.resolve_plan``), stores the
+record, changes the machine the way people do, and asks the record again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from elf_fixtures import install_driver
+from tool_fixtures import REAL_GCC, write_script, wrapper
+from triton_layouts import SRC
+from triton_toolchain import _record
+from triton_toolchain._plan import resolve_plan, without_history
+
+
+NVCC = '[ "$1" = --version ] || exit 1\necho "Cuda compilation tools, release {release}, V{release}.1"\n'
+
+
+def _toolkit(root: Path, release: str) -> Path:
+    """A CUDA toolkit: bin/nvcc (a script answering --version), cuda.h, libcudart.so."""
+    nvcc = write_script(root / "bin/nvcc", NVCC.format(release=release))
+    (root / "include").mkdir(parents=True, exist_ok=True)
+    major, minor = release.split(".")
+    (root / "include/cuda.h").write_text(f"#define CUDA_VERSION {int(major)}0{minor}0\n")
+    (root / "lib64").mkdir(exist_ok=True)
+    (root / "lib64/libcudart.so").write_bytes(b"\x7fELF")
+    return nvcc
+
+
+def _environ(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {
+        "PATH": f"{tmp_path / 'bin1'}:{tmp_path / 'bin2'}",
+        "HOME": str(tmp_path / "home"),
+        "CUDA_HOME": str(tmp_path / "cuda"),
+        "LD_LIBRARY_PATH": str(tmp_path / "driver"),
+    }
+    env.update(extra)
+    return env
+
+
+def _machine(tmp_path: Path) -> dict[str, Path]:
+    """What this resolution examines outside Triton's package: the C compiler on PATH,
+    the CUDA home, the driver on LD_LIBRARY_PATH."""
+    return {
+        "cc": wrapper(tmp_path / "bin2/gcc", REAL_GCC),
+        "nvcc": _toolkit(tmp_path / "cuda", "12.8"),
+        "driver": install_driver(tmp_path / "driver"),
+    }
+
+
+def _store(tmp_path: Path, environ: dict[str, str]) -> tuple[list[object], dict[str, object]]:
+    key = _record.identity(None)
+    plan, facts = resolve_plan(None, environ)
+    assert _record.store(key, facts, without_history(plan), environ)
+    return key, plan
+
+
+def _components(plan: dict[str, object]) -> dict[str, tuple[object, object, object]]:
+    components = plan["toolchain"]["components"]  # type: ignore[index]
+    return {n: (c["path"], c["version"], c["source"]) for n, c in components.items()}
+
+
+def test_a_hit_is_what_resolving_again_gives(tmp_path: Path) -> None:
+    _machine(tmp_path)
+    environ = _environ(tmp_path)
+    key, plan = _store(tmp_path, environ)
+    hit = _record.lookup(key, environ)
+    assert hit is not None
+    again, _ = resolve_plan(None, environ)
+    assert hit == without_history(again)
+    assert _components(hit) == _components(plan)
+
+
+def _tool_rewritten(tmp_path: Path, paths: dict[str, Path]) -> None:
+    time.sleep(0.01)
+    _toolkit(tmp_path / "cuda", "12.9")  # nvcc and cuda.h rewritten in place
+
+
+def _better_place(tmp_path: Path, paths: dict[str, Path]) -> None:
+    wrapper(tmp_path / "bin1/gcc", REAL_GCC)  # a PATH entry before the one used
+
+
+def _chmod_world_writable(tmp_path: Path, paths: dict[str, Path]) -> None:
+    paths["cc"].parent.chmod(0o777)
+
+
+def _contents_replaced_mtime_kept(tmp_path: Path, paths: dict[str, Path]) -> None:
+    """`cp -p` of another script over nvcc: same size and modification time; only the
+    change time tells."""
+    nvcc = paths["nvcc"]
+    st = nvcc.stat()
+    nvcc.write_text(nvcc.read_text().replace("12.8", "13.0"))
+    os.utime(nvcc, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert nvcc.stat().st_size == st.st_size
+
+
+def _driver_gone(tmp_path: Path, paths: dict[str, Path]) -> None:
+    for f in paths["driver"].parent.glob("libcuda*"):
+        f.unlink()
+
+
+def _symlink_repointed(tmp_path: Path, paths: dict[str, Path]) -> None:
+    link = paths["driver"]
+    other = install_driver(tmp_path / "driver2", "590.10.01")
+    link.unlink()
+    link.symlink_to(other.resolve())
+
+
+CHANGES: dict[str, Callable[[Path, dict[str, Path]], None]] = {
+    "tool rewritten": _tool_rewritten,
+    "a better place appears": _better_place,
+    "directory made writable by all": _chmod_world_writable,
+    "contents replaced, mtime kept": _contents_replaced_mtime_kept,
+    "driver removed": _driver_gone,
+    "link repointed": _symlink_repointed,
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_any_change_the_resolution_saw_is_a_miss(tmp_path: Path, change: str) -> None:
+    paths = _machine(tmp_path)
+    environ = _environ(tmp_path)
+    key, plan = _store(tmp_path, environ)
+    assert _record.lookup(key, environ) is not None
+    CHANGES[change](tmp_path, paths)
+    assert _record.lookup(key, environ) is None
+    again, _ = resolve_plan(None, environ)
+    assert _components(again) != _components(plan)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("TRITON_PTXAS_PATH", "/opt/ptxas"),  # a setting that was not there
+        ("CUDA_HOME", "/elsewhere"),  # a search place that moved
+        ("PATH", "/usr/bin"),
+        ("LD_LIBRARY_PATH", "::"),
+    ],
+)
+def test_a_changed_variable_is_a_miss(tmp_path: Path, variable: str, value: str) -> None:
+    _machine(tmp_path)
+    environ = _environ(tmp_path)
+    key, _ = _store(tmp_path, environ)
+    assert _record.lookup(key, {**environ, variable: value}) is None
+    assert _record.lookup(key, environ) is not None
+
+
+def test_another_interpreter_or_import_path_is_a_miss(tmp_path: Path) -> None:
+    _machine(tmp_path)
+    environ = _environ(tmp_path)
+    key, _ = _store(tmp_path, environ)
+    other = list(key)
+    other[9] = [*other[9], "/somewhere/else"]  # sys.path
+    assert _record.lookup(other, environ) is None
+
+
+@pytest.mark.parametrize("damage", ["garbage", "fifo", "deep", "foreign owner", "world-writable"])
+def test_a_damaged_or_foreign_record_is_only_a_miss(tmp_path: Path, damage: str) -> None:
+    _machine(tmp_path)
+    environ = _environ(tmp_path)
+    key, _ = _store(tmp_path, environ)
+    directory = Path(_record.cache_dir(environ) or "")
+    record = directory / _record.RECORD_FILE
+    if damage == "garbage":
+        record.write_bytes(b"\xff{not json")
+    elif damage == "fifo":
+        record.unlink()
+        os.mkfifo(record)
+    elif damage == "deep":
+        record.write_text("[" * 100000 + "]" * 100000)
+    elif damage == "foreign owner":
+        os.chown(record, 4242, 4242)
+    else:
+        directory.chmod(0o777)
+    start = time.monotonic()
+    assert _record.lookup(key, environ) is None
+    assert time.monotonic() - start < 1
+
+
+def test_the_fast_path_imports_nothing_of_the_resolver(tmp_path: Path) -> None:
+    """A process that finds a valid record imports neither the resolver nor pyelftools,
+    and starts no process."""
+    _machine(tmp_path)
+    env = {**os.environ, **_environ(tmp_path), "PYTHONPATH": str(SRC)}
+    env["PATH"] = f"{env['PATH']}:{os.environ['PATH']}"
+    env.pop("TRITON_TOOLCHAIN", None)
+    code = (
+        "import sys, json\n"
+        "spawned = []\n"
+        "sys.addaudithook(lambda e, a: spawned.append(e) if e == 'subprocess.Popen' else None)\n"
+        "from triton_toolchain import _activate\n"
+        "plan = _activate.resolved_plan(None)\n"
+        "print(json.dumps({'spawned': len(spawned), 'modules': sorted(m for m in sys.modules\n"
+        "  if m.startswith(('triton_toolchain', 'elftools')))}))\n"
+    )
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(2)
+    ]
+    assert "triton_toolchain._resolve" in runs[0]["modules"]
+    assert runs[1]["spawned"] == 0
+    assert not [m for m in runs[1]["modules"] if m.startswith(("elftools", "triton_toolchain._d"))]
+    assert "triton_toolchain._resolve" not in runs[1]["modules"]
