@@ -26,7 +26,8 @@ RUNTIME = r"""
 const char *standin_runtime_driver(void) {
     void *driver = dlopen("libcuda.so.1", RTLD_NOW);
     if (!driver) return dlerror();
-    const char *(*marker)(void) = (const char *(*)(void))dlsym(driver, "triton_toolchain_standin_marker");
+    typedef const char *(*marker_t)(void);
+    marker_t marker = (marker_t)dlsym(driver, "triton_toolchain_standin_marker");
     return marker ? marker() : "a libcuda.so.1 without a marker";
 }
 """
