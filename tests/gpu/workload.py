@@ -1,9 +1,15 @@
 """GPU workloads for ``tests/gpu/run.sh`` (the reference H200 host: torch 2.11, Triton 3.6).
 
 ``python workload.py full``   vector add (2^26 float32) and a matmul checked against torch,
-                              their GB/s and TFLOP/s (``triton.testing.do_bench``), and
-                              ``torch.compile`` of a small model checked against eager;
+                              their GB/s and TFLOP/s (``triton.testing.do_bench``),
+                              ``torch.compile`` of a small model on the GPU and of a small
+                              function on the CPU, each checked against eager;
 ``python workload.py quick``  the vector add, checked (for the emulated layouts);
+``python workload.py torch-first`` torch alone, as most programs are: a model on the GPU
+                              (torch loads the driver), then ``torch.compile`` forward
+                              and backward (Inductor imports Triton), checked against
+                              eager, and the step time;
+``python workload.py cpu``    ``torch.compile`` on the CPU (Inductor's C++), checked;
 ``python workload.py first``  the first launch with a cold cache: seconds from before the
                               first kernel call to after the synchronisation, and from the
                               process start (``T0`` in the environment, set by the caller)
@@ -117,6 +123,45 @@ def _torch_compile() -> dict[str, Any]:
     return {"torch_compile_ok": ok}
 
 
+def _mapped() -> list[str]:
+    with open("/proc/self/maps") as maps:
+        return sorted({line.split()[-1] for line in maps if "libcuda.so" in line})
+
+
+def _torch_first() -> dict[str, Any]:
+    """What the issue's NixOS report ran: CUDA through torch before anything imports
+    Triton, then torch.compile forward and backward."""
+    import torch
+
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(256, 4, 512, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 4).cuda()
+    x = torch.randn(8, 64, 256, device="cuda")
+    eager = model(x)
+    compiled = torch.compile(model)
+    out = compiled(x)
+    out.sum().backward()
+    torch.cuda.synchronize()
+    ok = bool(torch.allclose(out, eager, atol=2e-2, rtol=2e-2))
+    start = time.perf_counter()
+    for _ in range(10):
+        compiled(x).sum().backward()
+    torch.cuda.synchronize()
+    step_ms = (time.perf_counter() - start) / 10 * 1000
+    return {"torch_first_ok": ok, "step_ms": round(step_ms, 2), "triton_loaded_by": "inductor"}
+
+
+def _cpu_compile() -> dict[str, Any]:
+    import torch
+
+    def f(x: Any, y: Any) -> Any:
+        return (x.sin() + y.cos()).sum(dim=-1) * 2
+
+    x, y = torch.randn(64, 32), torch.randn(64, 32)
+    ok = bool(torch.allclose(torch.compile(f)(x, y), f(x, y), atol=1e-5))
+    return {"cpu_compile_ok": ok, "CXX": os.environ.get("CXX")}
+
+
 def _first() -> dict[str, Any]:
     import torch
     import triton  # noqa: F401  (the hook activates here)
@@ -145,9 +190,15 @@ def main(mode: str) -> dict[str, Any]:
         import torch
 
         imported_torch = time.perf_counter()
+        result["import_torch_s"] = round(imported_torch - started, 3)
+        if mode in ("torch-first", "cpu"):
+            result.update(_torch_first() if mode == "torch-first" else _cpu_compile())
+            result["ok"] = all(v for k, v in result.items() if k.endswith("_ok"))
+            result["mapped"] = _mapped()
+            result["shim"] = _shim()
+            return result
         import triton
 
-        result["import_torch_s"] = round(imported_torch - started, 3)
         result["import_triton_s"] = round(time.perf_counter() - imported_torch, 3)
 
         result["triton"] = triton.__version__
@@ -159,14 +210,14 @@ def main(mode: str) -> dict[str, Any]:
             if mode == "full":
                 result.update(_matmul(4096))
                 result.update(_torch_compile())
+                result.update(_cpu_compile())
         result["device"] = torch.cuda.get_device_name()
         result["ok"] = all(v for k, v in result.items() if k.endswith("_ok"))
     except BaseException as exc:
-        result["error"] = (
-            f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-        )
+        result["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
         result["traceback_tail"] = traceback.format_exc().splitlines()[-6:]
     result["shim"] = result.get("shim") or _shim()
+    result["mapped"] = _mapped()
     return result
 
 
@@ -175,8 +226,8 @@ def report(out: Path) -> None:
         json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line.strip()
     ]
     rows = [
-        "| layout | shim | workload | outcome | GB/s | TFLOP/s | torch.compile |",
-        "|---|---|---|---|---|---|---|",
+        "| layout | shim | workload | outcome | GB/s | TFLOP/s | step ms | libcuda mapped |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     firsts: dict[str, list[float]] = {}
     starts: dict[str, list[float]] = {}
@@ -194,7 +245,7 @@ def report(out: Path) -> None:
         rows.append(
             f"| {run['layout']} | {run['shim_label']} | {run['mode']} | {outcome} | "
             f"{run.get('vector_add_gbps', '')} | {run.get('matmul_tflops', '')} | "
-            f"{run.get('torch_compile_ok', '')} |"
+            f"{run.get('step_ms', '')} | {', '.join(run.get('mapped', []))} |"
         )
     lines = [
         "# triton-toolchain on the GPU host",
