@@ -46,6 +46,7 @@ LATEST_TRITON = "3.9.0"
 OLDER_TRITONS = ("3.3.1", "3.6.0")
 TRITON_TESTS = (
     "tests/test_activate.py",
+    "tests/test_catalog.py",
     "tests/test_build.py",
     "tests/test_layouts.py",
     "tests/test_selftest.py",

@@ -149,4 +149,11 @@ done
 run stock off quick "$SHIM_PYTHON" TRITON_TOOLCHAIN=off
 
 "$HOST_PYTHON" "$WORKLOAD" report "$OUT"
+if [ -n "${BENCH:-}" ]; then
+  # What the shim adds to `import triton` and `import torch` on a machine with a driver
+  # (which activation loads), against TRITON_TOOLCHAIN=off in the same run.
+  (cd "$HERE/../.." && timeout "${BENCH_TIMEOUT:-300}" "$SHIM_PYTHON" bench/activation.py \
+    --runs "${BENCH_RUNS:-9}" >"$OUT/bench-activation.txt" 2>&1) || true
+  cat "$OUT/bench-activation.txt" >&2
+fi
 log "done: $OUT/report.md"

@@ -1,0 +1,198 @@
+"""Every row of the catalog, checked: its fields agree with each other, with the locators,
+the manifest schema and the goals, and, where a real tool or Triton can say, with them
+(the architecture table against real ptxas releases; the Triton release table against
+the installed Triton's own ``get_ptxas`` and knobs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tool_fixtures import REAL_CUDA, fake_ptxas
+from triton_layouts import SRC, nvidia_dir, triton_version
+from triton_toolchain._catalog import (
+    ARCH_RELEASES,
+    COMPONENT,
+    COMPONENTS,
+    GOALS,
+    MACHINES,
+    TRITON_RELEASES,
+    arch_name,
+    arch_problem,
+    exported_variables,
+    parse_release,
+    triple_machine,
+    triton_release,
+)
+from triton_toolchain._discovery import LOCATORS
+from triton_toolchain._manifest import SCHEMA, SCHEMAS
+
+
+@pytest.mark.parametrize("spec", COMPONENTS, ids=lambda c: c.name)
+def test_every_component_row_is_consistent(spec: object) -> None:
+    c = COMPONENT[spec.name]  # type: ignore[attr-defined]
+    assert c is spec
+    assert c.name in LOCATORS, "every component has a locator"
+    assert c.what and c.fix and not c.what.endswith(".")
+    assert c.used_by in ("compile", "build", "inductor", "extension")
+    assert c.schema in SCHEMAS and c.schema <= SCHEMA
+    assert c.in_manifest == (c.kind != "driver")
+    if c.exported:
+        assert c.variable is not None and not c.variable_names_dir
+    if c.variable_names_dir:
+        assert c.kind == "driver"
+    if c.also_read:
+        assert c.variable is not None and c.variable not in c.also_read
+    if c.serves is not None or c.always_assembles:
+        assert c.area == "bin" and c.kind == "tool"
+    assert all(a in ARCH_RELEASES for a in c.always_assembles)
+    if c.area is not None:
+        assert c.names, "a layout area needs the names looked for"
+    if c.knob is not None:
+        assert c.variable is not None, "a knob stands for Triton's variable"
+    if c.variable is not None:
+        assert c.variable == c.variable.upper() and " " not in c.variable
+
+
+def test_locators_and_components_are_the_same_set() -> None:
+    assert set(LOCATORS) == set(COMPONENT)
+    assert len(COMPONENTS) == len(COMPONENT)
+
+
+def test_the_link_directory_follows_the_driver() -> None:
+    names = [c.name for c in COMPONENTS]
+    assert names.index("libcuda") < names.index("libcuda-link")
+    assert names.index("cxx") < names.index("openmp")
+
+
+def test_goals_name_components() -> None:
+    for goal in GOALS.values():
+        for step in goal.steps:
+            assert step.components, goal
+            assert set(step.components) <= set(COMPONENT)
+
+
+def test_exported_variables_are_one_variable_each() -> None:
+    exported = exported_variables()
+    assert len(set(exported.values())) == len(exported)
+    assert exported["cc"] == "CC" and exported["ptxas"] == "TRITON_PTXAS_PATH"
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_every_machine_row(machine: str) -> None:
+    facts = MACHINES[machine]
+    assert facts.elf_machine.startswith("EM_") and facts.elf_class in (32, 64)
+    assert facts.ld_cache_flags & 0xFF == 0x03  # libc6
+    assert facts.multiarch.endswith("-linux-gnu")
+    for first in facts.triples:
+        assert triple_machine(f"{first}-unknown-linux-gnu") == machine
+
+
+def test_architecture_rows_are_ordered_and_bounded() -> None:
+    assert list(ARCH_RELEASES) == sorted(ARCH_RELEASES)
+    for arch, (first, last) in ARCH_RELEASES.items():
+        assert last is None or first <= last, arch
+        assert arch_name(arch) == (f"sm_{arch}a" if arch >= 90 else f"sm_{arch}")
+
+
+PTX = """.version {ptx}
+.target {target}
+.address_size 64
+.visible .entry k() {{ ret; }}
+"""
+# The PTX ISA version of each CUDA release's ptxas (the newest it reads).
+PTX_ISA = {(12, 8): "8.7", (12, 9): "8.8", (13, 0): "9.0", (13, 1): "9.1", (13, 4): "9.4"}
+
+
+def _ptxas_releases() -> dict[str, Path]:
+    """Real ptxas binaries on this machine, by release: the CUDA toolkit's and Triton's."""
+    found = {}
+    for path in (
+        REAL_CUDA / "bin/ptxas",
+        nvidia_dir() / "bin/ptxas",
+        nvidia_dir() / "bin/ptxas-blackwell",
+    ):
+        if path.exists():
+            out = subprocess.run(
+                [str(path), "--version"], capture_output=True, text=True, check=True
+            ).stdout
+            release = out.split("release ")[1].split(",")[0]
+            found[release] = path
+    assert found, "no real ptxas (the README's set-up installs the CUDA toolkit and Triton)"
+    return found
+
+
+def test_the_architecture_table_agrees_with_real_ptxas(tmp_path: Path) -> None:
+    """For every architecture of the table and every real ptxas here, the table says it
+    can assemble exactly when that ptxas does."""
+    for release, ptxas in _ptxas_releases().items():
+        parsed = parse_release(release)
+        assert parsed is not None
+        ptx = PTX_ISA.get(parsed)
+        if ptx is None:
+            continue
+        for arch in ARCH_RELEASES:
+            source = tmp_path / f"k-{arch}.ptx"
+            source.write_text(PTX.format(ptx=ptx, target=arch_name(arch)))
+            done = subprocess.run(
+                [str(ptxas), f"--gpu-name={arch_name(arch)}", str(source), "-o", os.devnull],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            table = arch_problem(arch, release) is None
+            assert (done.returncode == 0) == table, (release, arch, done.stderr[-300:])
+
+
+def test_triton_release_rows_are_ordered() -> None:
+    firsts = [r.first for r in TRITON_RELEASES]
+    assert firsts == sorted(firsts)
+    for row in TRITON_RELEASES:
+        assert (row.blackwell_from is None) == (row.blackwell_variable is None)
+
+
+PROBE = """
+import json, sys
+from triton import knobs
+from triton.backends.nvidia import compiler
+nvidia = knobs.nvidia
+report = {"knobs": sorted(k for c in type(nvidia).__mro__ for k in vars(c))}
+nvidia.ptxas = sys.argv[1]
+if "ptxas_blackwell" in report["knobs"]:
+    nvidia.ptxas_blackwell = sys.argv[2]
+report["runs"] = {a: compiler.get_ptxas(a).path for a in (80, 90, 100, 120)}
+print(json.dumps(report))
+"""
+
+
+def test_the_triton_release_row_is_what_the_installed_triton_does(tmp_path: Path) -> None:
+    """The installed Triton's get_ptxas, given two distinct ptxas, says from which
+    architecture it runs ptxas-blackwell; its knobs hold every catalog knob."""
+    row = triton_release(triton_version())
+    assert row is not None
+    if not row.knobs:  # 3.0-3.3: no knobs to ask (tests/test_activate.py drives them)
+        return
+    plain = fake_ptxas(tmp_path / "plain", "13.0")
+    blackwell = fake_ptxas(tmp_path / "blackwell", "13.0")
+    env = {**os.environ, "TRITON_TOOLCHAIN": "off", "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(plain), str(blackwell)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(done.stdout.splitlines()[-1])
+    for arch, path in report["runs"].items():
+        expected = blackwell if row.blackwell_from and int(arch) >= row.blackwell_from else plain
+        assert path == str(expected), (arch, row)
+    for c in COMPONENTS:
+        if c.knob and c.knob.startswith("nvidia."):
+            attr = c.knob.split(".", 1)[1]
+            assert attr in report["knobs"] or (
+                c.name == "ptxas-blackwell" and not row.blackwell_from
+            )
