@@ -29,7 +29,7 @@ from ._discovery._search import Context
 from ._errors import ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
-from ._model import Toolchain
+from ._model import SourceKind, Toolchain
 from ._report import doctor_report, explain_missing
 from ._resolve import resolve, resolve_all
 
@@ -76,10 +76,31 @@ def _resolve_verified(arch: int | None) -> Toolchain:
     return resolve(arch, host=Host.current(verify=True))
 
 
+def manifest_rejections(tc: Toolchain) -> list[str]:
+    """Each entry of the manifest in force that failed its check, as
+    ``"<manifest>: components.ptxas: <path> rejected: <why>"`` (the driver's
+    ``driver_dirs``): a manifest says what to use, so a rejected entry is a wrong
+    manifest even where discovery found something else."""
+    lines = []
+    for choice in tc:
+        for rejection in choice.rejected:
+            if rejection.source.kind is not SourceKind.MANIFEST:
+                continue
+            key = (
+                "driver_dirs" if choice.component == "libcuda" else f"components.{choice.component}"
+            )
+            line = (
+                f"{rejection.source.detail}: {key}: {rejection.path} rejected: {rejection.reason}"
+            )
+            lines.append(line)
+    return list(dict.fromkeys(lines))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     tc = resolve_all(args.arch, host=Host.current(verify=True))
     errors = tc.errors()
-    status = 2 if errors else _status(tc, args.stage)
+    rejected = manifest_rejections(tc)
+    status = 2 if errors or rejected else _status(tc, args.stage)
     from ._triton._guards import unusable_tools
 
     refused = unusable_tools(tc) if args.stage != "launch" else ()
@@ -93,6 +114,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         doc = tc.to_dict()
         doc["refused_by_triton"] = list(refused)
+        doc["manifest_rejections"] = rejected
         if report is not None:
             doc["self_test"] = {
                 "ok": report.ok,
@@ -105,6 +127,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(
                 f"\nrefused by Triton: {problem}; fix: point TRITON_PTXAS_PATH / "
                 "TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
+            )
+        for line in rejected:
+            print(
+                f"\nerror: {line}; fix: correct the entry or regenerate the manifest with "
+                "`triton-toolchain lock -o FILE --force`",
+                file=sys.stderr,
             )
         if report is not None:
             print("\n" + report.text)
@@ -161,7 +189,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
     """Validate a manifest and judge each entry as resolution would (for packagers: the
-    Nix flake's checks run this on the manifest it writes)."""
+    Nix flake's checks run this on the manifest it writes). A rejected entry's line
+    names the manifest and the key; a driver directory without ``libcuda.so.1`` is
+    absent (the manifest may serve machines with and without a driver), not wrong."""
     manifest = load(Path(os.path.abspath(args.file)))
     host = Host.current(verify=True)
     problems = 0
@@ -170,9 +200,26 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
         verdict = LOCATORS[name].check(host, entry.path, ctx)
         if verdict.problem:
             problems += 1
-            print(f"REJECTED {name:16} {entry.path}: {verdict.problem}")
+            print(
+                f"REJECTED {name:16} {entry.path}: {verdict.problem} "
+                f"({manifest.file}: components.{name})"
+            )
         else:
             print(f"ok       {name:16} {entry.path} {verdict.version or entry.version or ''}")
+    for i, directory in enumerate(manifest.driver_dirs):
+        driver = directory / "libcuda.so.1"
+        if not os.path.lexists(driver):
+            print(f"absent   {'libcuda':16} {driver}")
+            continue
+        verdict = LOCATORS["libcuda"].check(host, driver, Context(args.arch, named=True))
+        if verdict.problem:
+            problems += 1
+            print(
+                f"REJECTED {'libcuda':16} {driver}: {verdict.problem} "
+                f"({manifest.file}: driver_dirs[{i}])"
+            )
+        else:
+            print(f"ok       {'libcuda':16} {driver} {verdict.version or ''}")
     dirs = ", ".join(map(str, manifest.driver_dirs)) or "none"
     print(f"schema 1, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
     return 1 if problems else 0

@@ -301,19 +301,25 @@ def parse(file: Path, data: bytes) -> Manifest:
 
 
 def load(file: Path) -> Manifest:
-    """Read and validate ``file``; see the module docstring for the guarantees."""
+    """Read and validate ``file``; see the module docstring for the guarantees.
+
+    Whom the file belongs to is judged before it is read: once every directory on the
+    way is trusted, nobody else can put another file at that path between the check
+    and the read."""
+    distrust = _fs.untrusted(file)
+    if distrust and distrust.startswith("not trusted: "):
+        raise ManifestError(
+            f"{file}: {distrust}; a manifest says which programs run, so it must "
+            "be a file only root or you can change (move it, or fix the permissions)"
+        )
     try:
         data = _fs.read_regular(file, MAX_BYTES)
     except _fs.ReadProblem as exc:
         raise ManifestError(
             f"{file}: {exc}; give a manifest file (JSON, schema {SCHEMA})"
         ) from None
-    distrust = _fs.untrusted(file)
-    if distrust:
-        raise ManifestError(
-            f"{file}: not trusted: {distrust}; a manifest says which programs run, so it must "
-            "be a file only root or you can change (move it, or fix the permissions)"
-        )
+    if distrust:  # it could not be examined (a dangling link, a loop), yet was read
+        raise ManifestError(f"{file}: {distrust}; give a manifest file (JSON, schema {SCHEMA})")
     return parse(file, data)
 
 

@@ -12,6 +12,10 @@ final file, must be:
 - except a directory with the sticky bit (``/tmp``, ``/nix/store``): others may add
   entries there but not replace ours, and the entry itself is checked next.
 
+Every symbolic link followed on the way must be owned by root or this user too: in a
+sticky directory, another user's link can be pointed elsewhere at any moment, so what
+it names is theirs to choose (the kernel's ``fs.protected_symlinks`` is not relied on).
+
 Guarantees: pure standard library (this module is on the activation fast path); never
 raises for a path that cannot be walked: the reason is returned
 (``"not trusted: directory /tmp/x is writable by everyone"``).
@@ -62,6 +66,12 @@ def entry_problem(path: str, st: os.stat_result, *, directory: bool) -> str | No
     return None
 
 
+def _link_problem(path: str, st: os.stat_result) -> str | None:
+    if st.st_uid in (0, os.geteuid()):
+        return None
+    return f"not trusted: symbolic link {path} is owned by {_owner_name(st.st_uid)}"
+
+
 def untrusted(path: str) -> str | None:
     """Why ``path`` (absolute) is not trusted (see the module docstring), or ``None``.
 
@@ -88,8 +98,11 @@ def untrusted(path: str) -> str | None:
             st = os.lstat(candidate)
             if stat.S_ISLNK(st.st_mode):
                 links += 1
-                if links > MAX_LINKS:
-                    return f"{path}: too many levels of symbolic links"
+                problem = _link_problem(candidate, st) or (
+                    f"{path}: too many levels of symbolic links" if links > MAX_LINKS else None
+                )
+                if problem:
+                    return problem
                 target = os.readlink(candidate)
                 if target.startswith("/"):
                     current = "/"
