@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import require_tool
 from hostile import (
     OTHER_UID,
     THIRD_UID,
@@ -43,9 +44,7 @@ def _ptxas(path: Path, release: str) -> Path:
     """A ptxas answering ``release``; the same size whatever the release (so that only
     the contents change, as ``cp -p`` of a look-alike would)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f'#!/bin/sh\necho "Cuda compilation tools, release {release}, V{release}.88"\n'
-    )
+    path.write_text(f'#!/bin/sh\necho "Cuda compilation tools, release {release}, V{release}.88"\n')
     path.chmod(0o755)
     return path
 
@@ -190,7 +189,7 @@ def test_another_users_lies_in_a_shared_cache_are_not_believed_by_a_user(
 
 def _copy_keeping_times(old: Path, new: Path) -> None:
     """``cp -p``: the contents replaced in place, size and modification time kept."""
-    subprocess.run(["cp", "-p", str(new), str(old)], check=True)
+    subprocess.run([require_tool("cp", "coreutils"), "-p", str(new), str(old)], check=True)
 
 
 def _rewrite_and_restore_mtime(old: Path, new: Path) -> None:
@@ -316,9 +315,7 @@ def test_a_damaged_answers_file_only_means_asking_again(tmp_path: Path, case: st
 @pytest.mark.parametrize(
     "case", ["fifo", "link-to-dev-zero", "garbage", "nested-100000-deep", "8-gib-sparse"]
 )
-def test_a_damaged_activation_record_only_means_resolving_again(
-    tmp_path: Path, case: str
-) -> None:
+def test_a_damaged_activation_record_only_means_resolving_again(tmp_path: Path, case: str) -> None:
     layout = Layout(tmp_path, tmp_path / "ptxas.log")
     env = scenario_env(layout, manifest=False)
     record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE

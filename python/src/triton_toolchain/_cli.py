@@ -182,8 +182,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         out = Path(os.path.abspath(args.output))
-        write(out, text, force=args.force)
-        print(f"wrote {out} ({len(components)} components)", file=sys.stderr)
+        done = write(out, text, force=args.force)
+        print(f"{done} ({len(components)} components)", file=sys.stderr)
     return _status(tc, "all")
 
 

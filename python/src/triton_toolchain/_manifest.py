@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import _trust
 from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
@@ -303,9 +304,18 @@ def parse(file: Path, data: bytes) -> Manifest:
 def load(file: Path) -> Manifest:
     """Read and validate ``file``; see the module docstring for the guarantees.
 
-    Whom the file belongs to is judged before it is read: once every directory on the
-    way is trusted, nobody else can put another file at that path between the check
-    and the read."""
+    What the file is (its type, without opening it) and whom it belongs to are judged
+    before it is read: once every directory and link on the way is trusted, nobody
+    else can put another file at that path between the check and the read."""
+    try:
+        mode = _fs.stat(file).st_mode
+    except OSError:
+        mode = None  # read_regular says why
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ManifestError(
+            f"{file}: is {_fs.kind_of(mode)}, not a regular file; give a manifest file "
+            f"(JSON, schema {SCHEMA})"
+        )
     distrust = _fs.untrusted(file)
     if distrust and distrust.startswith("not trusted: "):
         raise ManifestError(
@@ -341,10 +351,18 @@ def to_json(
     return json.dumps(doc, indent=2) + "\n"
 
 
-def write(target: Path, text: str, *, force: bool) -> None:
+def _existing_ancestor(directory: Path) -> Path:
+    while not os.path.lexists(directory) and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def write(target: Path, text: str, *, force: bool) -> str:
     """Write ``text`` to ``target`` so that no reader ever sees a torn file (see the
-    module docstring). Without ``force`` an existing target is kept. Raises
-    ``ManifestError`` saying what happened and where the old file is."""
+    module docstring). Without ``force`` an existing target (a symbolic link too, even
+    a dangling one) is kept. Returns what was done (``"wrote X"``, ``"replaced the
+    symbolic link X (to Y, which is untouched)"``); raises ``ManifestError`` saying what
+    happened and where the old file is."""
     directory = target.parent
     try:
         existing = os.lstat(target)
@@ -355,11 +373,20 @@ def write(target: Path, text: str, *, force: bool) -> None:
             f"cannot write {target} ({exc.strerror or exc}); choose another -o path"
         ) from None
     if existing is not None and not force:
-        raise ManifestError(f"{target} exists; not overwriting it (add --force to replace it)")
+        what = "is a symbolic link" if stat.S_ISLNK(existing.st_mode) else "exists"
+        raise ManifestError(f"{target} {what}; not overwriting it (add --force to replace it)")
     if existing is not None and not (
         stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)
     ):
         raise ManifestError(f"{target} is {_fs.kind_of(existing.st_mode)}; choose another -o path")
+    # Judge the directory (or, for one still to be made, its nearest existing ancestor)
+    # before anything is created in it.
+    distrust = _trust.untrusted(str(_existing_ancestor(directory)), container=True)
+    if distrust:
+        raise ManifestError(
+            f"cannot write {target}: {distrust}, so the manifest would not be trusted; "
+            "choose a directory only root or you can change"
+        )
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -367,19 +394,33 @@ def write(target: Path, text: str, *, force: bool) -> None:
             f"cannot write {target} ({exc.strerror or exc}); choose another -o path "
             "(or run as a user who may write there)"
         ) from None
-    distrust = _fs.untrusted(directory)
+    distrust = _trust.untrusted(str(directory), container=True)
     if distrust:
         raise ManifestError(
             f"cannot write {target}: {distrust}, so the manifest would not be trusted; "
             "choose a directory only root or you can change"
         )
-    tmp = directory / f".{target.name}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     kept = f"; {target} is unchanged" if existing is not None else ""
+    _replace(target, text.encode(), kept)
+    if existing is not None and stat.S_ISLNK(existing.st_mode):
+        return (
+            f"replaced the symbolic link {target} by the manifest (what it pointed to is untouched)"
+        )
+    return f"wrote {target}"
+
+
+def _replace(target: Path, data: bytes, kept: str) -> None:
+    """A new file in ``target``'s directory (an unpredictable name, ``O_EXCL`` and
+    ``O_NOFOLLOW``), flushed to disk, renamed over ``target``; the directory flushed."""
+    import tempfile
+
+    directory = target.parent
+    tmp: str | None = None
     try:
-        fd = os.open(tmp, flags, 0o644)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
         try:
-            view = memoryview(text.encode())
+            os.fchmod(fd, 0o644)
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
@@ -387,8 +428,9 @@ def write(target: Path, text: str, *, force: bool) -> None:
             os.close(fd)
         os.replace(tmp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise ManifestError(
             f"cannot write {target} ({exc.strerror or exc}){kept}; free space or choose another "
             "-o path"

@@ -51,13 +51,16 @@ def _owner_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def entry_problem(path: str, st: os.stat_result, *, directory: bool) -> str | None:
-    """Why ``path`` (with status ``st``) lets someone else change what it holds, or ``None``."""
-    what = "directory" if directory else "file"
+def entry_problem(
+    path: str, st: os.stat_result, *, directory: bool, sticky_ok: bool | None = None
+) -> str | None:
+    """Why ``path`` (with status ``st``) lets someone else change what it holds, or
+    ``None``. ``sticky_ok``: a sticky directory passes (default: ``directory``)."""
+    what = "directory" if directory or stat.S_ISDIR(st.st_mode) else "file"
     if st.st_uid not in (0, os.geteuid()):
         return f"not trusted: {what} {path} is owned by {_owner_name(st.st_uid)}"
     mode = st.st_mode
-    if directory and mode & stat.S_ISVTX:
+    if (directory if sticky_ok is None else sticky_ok) and mode & stat.S_ISVTX:
         return None
     if mode & stat.S_IWOTH:
         return f"not trusted: {what} {path} is writable by everyone"
@@ -72,11 +75,15 @@ def _link_problem(path: str, st: os.stat_result) -> str | None:
     return f"not trusted: symbolic link {path} is owned by {_owner_name(st.st_uid)}"
 
 
-def untrusted(path: str) -> str | None:
+def untrusted(path: str, *, container: bool = False) -> str | None:
     """Why ``path`` (absolute) is not trusted (see the module docstring), or ``None``.
 
     A path that cannot be walked (missing component, loop, permission) gives its reason
-    too: what cannot be examined is not trusted.
+    too: what cannot be examined is not trusted. The last component is judged as what
+    it names: a directory whose own contents are used (headers, libdevice's directory)
+    passes only if nobody else can add to it, sticky or not; with ``container``, it is
+    a directory in which the caller makes its own file (``lock -o``), and a sticky one
+    passes, as on the way.
     """
     if not path.startswith("/"):
         return f"{path} is not an absolute path"
@@ -108,7 +115,9 @@ def untrusted(path: str) -> str | None:
                     current = "/"
                 parts[:0] = [p for p in target.split("/") if p]
                 continue
-            problem = entry_problem(candidate, st, directory=bool(parts))
+            problem = entry_problem(
+                candidate, st, directory=bool(parts), sticky_ok=bool(parts) or container
+            )
             if problem:
                 return problem
             if parts and not stat.S_ISDIR(st.st_mode):
