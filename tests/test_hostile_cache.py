@@ -382,7 +382,7 @@ def test_a_ptxas_that_hangs_costs_its_timeout_once_not_in_every_process(
         assert done.returncode == 2
         assert f"TRITON_PTXAS_PATH='{hang}'" in done.output
         assert "did not answer within 1 s" in done.output
-    assert 1.0 <= first.seconds < 4.0, first.seconds
+    assert 1.0 <= first.seconds < 2.5, first.seconds
     assert second.seconds < first.seconds - 0.8, (first.seconds, second.seconds)
 
 
