@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import clean_env, cli, cli_with_timeout, run
+from hostile import clean_env, cli_with_timeout, run
 from triton_toolchain._discovery import _answers, _run
 
 T = 1.0  # the timeout the in-process cases use
@@ -62,14 +62,14 @@ def test_endless_output_is_cut_at_the_bound_at_once(tmp_path: Path) -> None:
 
 def test_one_endless_line_without_newline_is_cut_at_the_bound(tmp_path: Path) -> None:
     tool = _tool(tmp_path, "exec tr '\\0' x < /dev/zero\n")
-    status, output, problem, seconds = _collect(tool, timeout=30, limit=4096)
+    _status, output, problem, seconds = _collect(tool, timeout=30, limit=4096)
     assert problem == "printed more than 4096 bytes" and len(output) == 4096
     assert seconds < 2
 
 
 def test_a_slow_drip_gets_the_timeout_in_all_not_per_read(tmp_path: Path) -> None:
     tool = _tool(tmp_path, "while :; do printf x; sleep 0.05; done\n")
-    status, output, problem, seconds = _collect(tool)
+    _status, output, problem, seconds = _collect(tool)
     assert problem == f"did not answer within {T:g} s"
     assert T <= seconds < T + SLACK, seconds
     assert output.startswith(b"xxx")  # what it printed is kept
@@ -86,7 +86,7 @@ def test_a_slow_drip_gets_the_timeout_in_all_not_per_read(tmp_path: Path) -> Non
 )
 def test_a_hanging_tool_is_killed_at_its_timeout(tmp_path: Path, case: str, body: str) -> None:
     tool = _tool(tmp_path, body)
-    status, output, problem, seconds = _collect(tool)
+    _status, output, problem, seconds = _collect(tool)
     assert problem == f"did not answer within {T:g} s", (case, problem, output)
     assert T <= seconds < T + SLACK, seconds
 
