@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from ._catalog import COMPONENT_NAMES, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
@@ -319,6 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd is None:
         args = build_parser().parse_args(["doctor"])
+    if not isinstance(sys.stdout, _Output):
+        sys.stdout = _Output(sys.stdout)
     try:
         status = int(args.func(args))
         sys.stdout.flush()
@@ -329,11 +332,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # Standard output was closed (`doctor | head -0`): no traceback, and nothing more
         # written to it when the interpreter flushes at exit.
+        return _stdout_lost("standard output is closed")
+    except _OutputLost as lost:
+        if isinstance(lost.error, BrokenPipeError):
+            return _stdout_lost("standard output is closed")
+        why = lost.error.strerror or lost.error
+        return _stdout_lost(f"standard output cannot be written ({why})")
+    finally:
+        if isinstance(sys.stdout, _Output):
+            sys.stdout = sys.stdout.stream
+
+
+class _OutputLost(Exception):
+    """Writing to standard output failed (``error``): a closed pipe, a full disk."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Output:
+    """Standard output whose write errors are told apart from every other ``OSError``."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _stdout_lost(why: str) -> int:
+    """Exit 2 saying ``why``; what is still buffered for standard output is dropped (the
+    interpreter's flush at exit would fail again)."""
+    with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        with contextlib.suppress(OSError):
-            print("triton-toolchain: standard output is closed", file=sys.stderr)
-        return 2
+    with contextlib.suppress(OSError):
+        print(f"triton-toolchain: {why}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -132,6 +132,37 @@ def _parse_constant(text: str) -> _Refused:
     return _Refused(text)
 
 
+class _Object(dict[str, Any]):
+    """A JSON object that remembers the keys it was given more than once (readers
+    disagree on which of them counts: the manifest must not say two things)."""
+
+    duplicated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object()
+    twice = []
+    for key, value in pairs:
+        if key in obj:
+            twice.append(key)
+        obj[key] = value
+    if twice:
+        obj.duplicated = tuple(twice)
+    return obj
+
+
+def _check_unique(file: Path, field: str, obj: Mapping[str, Any]) -> None:
+    twice = getattr(obj, "duplicated", ())
+    if twice:
+        shown = twice[0] if len(twice[0]) < 60 else twice[0][:57] + "..."
+        raise _fail(
+            file,
+            f"{field}{shown}".encode("ascii", "backslashreplace").decode(),
+            "is given twice",
+            "keep one (JSON readers disagree on which one counts)",
+        )
+
+
 def _depth_problem(text: str) -> str | None:
     """The key under which ``text`` nests deeper than ``MAX_DEPTH``, or ``None``; read
     without building anything, so no depth exhausts Python's stack."""
@@ -190,6 +221,7 @@ def _check_string(file: Path, field: str, value: str) -> str:
 def _check_keys(
     file: Path, field: str, obj: Mapping[str, Any], allowed: Mapping[str, type]
 ) -> None:
+    _check_unique(file, field, obj)
     for key, value in obj.items():
         if key not in allowed:
             shown = key if len(key) < 60 else key[:57] + "..."
@@ -266,7 +298,9 @@ def parse(file: Path, data: bytes) -> Manifest:
             file, deep, f"nested deeper than {MAX_DEPTH} levels", "a manifest is a flat document"
         )
     try:
-        doc = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
+        doc = json.loads(
+            text, parse_int=_parse_int, parse_constant=_parse_constant, object_pairs_hook=_object
+        )
     except json.JSONDecodeError as exc:
         raise ManifestError(
             f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -291,6 +325,7 @@ def parse(file: Path, data: bytes) -> Manifest:
         if not isinstance(value, str):
             raise _fail(file, f"driver_dirs[{i}]", f"is {_name(value)}", "use strings")
         dirs.append(_absolute(file, f"driver_dirs[{i}]", value))
+    _check_unique(file, "components.", doc["components"])
     components = {name: _entry(file, name, raw) for name, raw in doc["components"].items()}
     return Manifest(
         file=file,
@@ -340,7 +375,13 @@ def to_json(
     strict: bool = False,
     generator: str = "triton-toolchain lock",
 ) -> str:
-    """Serialise a manifest: ``components`` maps name -> (path, version or None)."""
+    """Serialise a manifest: ``components`` maps name -> (path, version or None).
+    Raises ``ManifestError`` for a path a manifest cannot hold (not UTF-8: JSON strings
+    are Unicode, and ``load`` refuses the lone surrogates it would be written as)."""
+    for name, (path, _) in components.items():
+        _writable_path(f"components.{name}.path", path)
+    for i, directory in enumerate(driver_dirs):
+        _writable_path(f"driver_dirs[{i}]", directory)
     doc: dict[str, Any] = {"schema": SCHEMA, "generator": generator, "strict": strict}
     if driver_dirs:
         doc["driver_dirs"] = list(driver_dirs)
@@ -355,6 +396,17 @@ def _existing_ancestor(directory: Path) -> Path:
     while not os.path.lexists(directory) and directory != directory.parent:
         directory = directory.parent
     return directory
+
+
+def _writable_path(field: str, path: str) -> None:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise ManifestError(
+            f"cannot write a manifest: {field}: {shown} is not UTF-8, which a manifest (JSON "
+            "text) cannot hold; move or rename it, or leave it out of the manifest"
+        ) from None
 
 
 def write(target: Path, text: str, *, force: bool) -> str:
