@@ -404,3 +404,25 @@ def test_a_ptxas_whose_child_keeps_its_output_open_is_taken_at_its_answer(
     assert _version(done.stdout) == REAL
     assert done.seconds < 5, done.seconds
     shutil.rmtree(tmp_path / "safe")
+
+
+def test_an_activation_record_does_not_outlive_a_change_of_trust(tmp_path: Path) -> None:
+    """The record was made with a trusted manifest; then the manifest's directory became
+    writable by everyone (nothing about the manifest file itself changed): the record is
+    not used, the manifest is refused, and what it names is not run."""
+    plant = Plant(tmp_path / "runs.log")
+    safe = tmp_path / "safe"
+    tool = plant.ptxas(safe / "bin" / "ptxas", "12.8")
+    manifest = safe / "manifest.json"
+    manifest.write_text(
+        json.dumps({"schema": 1, "components": {"ptxas": {"path": str(tool), "version": "12.8"}}})
+    )
+    layout = Layout(tmp_path, tmp_path / "ptxas.log")
+    env = scenario_env(layout, manifest=False, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    first = run_scenario(layout, "hook", [], env=env)
+    assert first["activation"]["mode"] == "knobs"
+    assert first["activation"]["toolchain"]["components"]["ptxas"]["path"] == str(tool)
+    safe.chmod(0o777)
+    second = run_scenario(layout, "hook", ["compile:80"], env=env)
+    assert f"{manifest}: not trusted: directory {safe} is writable by everyone" in second["stderr"]
+    assert plant.runs() == []

@@ -429,3 +429,55 @@ def test_import_triton_never_runs_a_planted_ptxas_named_by_the_user(tmp_path: Pa
     assert f"TRITON_PTXAS_PATH='{tool}'" in result["message"]
     assert "writable by everyone" in result["message"]
     assert plant.runs() == []
+
+
+# ------------------------------------------------------ driver directories, exports
+
+
+def test_a_manifests_driver_directory_everyone_can_write_is_rejected_by_key(
+    tmp_path: Path,
+) -> None:
+    drop = shared_dir(tmp_path / "drop", sticky=False)
+    driver_standin.driver(drop, marker="planted")
+    manifest = tmp_path / "safe" / "manifest.json"
+    manifest.parent.mkdir()
+    manifest.write_text(json.dumps({"schema": 1, "driver_dirs": [str(drop)], "components": {}}))
+    env = clean_env(tmp_path / "home")
+    checked = cli("check-manifest", str(manifest), env=env)
+    assert checked.returncode == 1
+    assert f"REJECTED libcuda          {drop}/libcuda.so.1" in checked.stdout
+    assert f"({manifest}: driver_dirs[0])" in checked.stdout
+    doctor = cli("doctor", env={**env, "TRITON_TOOLCHAIN_MANIFEST": str(manifest)})
+    assert doctor.returncode == 2
+    assert f"{manifest}: driver_dirs: {drop}/libcuda.so.1 rejected: not trusted" in doctor.stderr
+    layout, scenario = _scenario(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    report = run_scenario(layout, "hook", ["is_active"], env=scenario)
+    assert report["drivers_mapped"] == []
+
+
+def test_exports_that_claim_a_planted_tool_came_from_a_manifest_are_not_believed(
+    tmp_path: Path,
+) -> None:
+    """``TRITON_TOOLCHAIN_EXPORTS`` says where exported values came from; a planted value
+    it vouches for is still judged, and refused."""
+    plant = Plant(tmp_path / "runs.log")
+    drop = shared_dir(tmp_path / "drop", sticky=False)
+    tool = plant.ptxas(drop / "ptxas")
+    exports = json.dumps({"TRITON_PTXAS_PATH": [str(tool), "manifest:/etc/triton-toolchain/m"]})
+    env = clean_env(
+        tmp_path / "home", TRITON_PTXAS_PATH=str(tool), TRITON_TOOLCHAIN_EXPORTS=exports
+    )
+    done = cli("doctor", "-v", env=env)
+    assert f"{tool} (manifest:/etc/triton-toolchain/m): not trusted" in done.stdout
+    assert done.returncode == 2
+    assert plant.runs() == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[" * 60000, "{" + '"a": 1, ' * 9000 + "}", "9" * 5000, '{"TRITON_PTXAS_PATH": "\\ud800"}'],
+    ids=["deep", "broken", "digits", "surrogate"],
+)
+def test_garbage_exports_count_as_none(tmp_path: Path, value: str) -> None:
+    done = cli("doctor", env=clean_env(tmp_path / "home", TRITON_TOOLCHAIN_EXPORTS=value))
+    assert done.returncode in (0, 1), done.output
