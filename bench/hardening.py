@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from resolve import TRITON, driver_stand_in  # noqa: E402  the same baseline as resolve.py
+from resolve import TRITON, driver_stand_in
 
 TIMED = r"""
 import json, sys, time
