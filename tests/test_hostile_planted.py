@@ -481,3 +481,38 @@ def test_exports_that_claim_a_planted_tool_came_from_a_manifest_are_not_believed
 def test_garbage_exports_count_as_none(tmp_path: Path, value: str) -> None:
     done = cli("doctor", env=clean_env(tmp_path / "home", TRITON_TOOLCHAIN_EXPORTS=value))
     assert done.returncode in (0, 1), done.output
+
+
+ACTIVE_DRIVER = r"""
+import json, site, sys
+site.addsitedir(sys.argv[1])
+import triton
+try:
+    triton.runtime.driver.active.get_current_target()
+    outcome = "ok"
+except Exception as exc:
+    outcome = type(exc).__name__ + ": " + str(exc)[:300]
+maps = open("/proc/self/maps").read().splitlines()
+print(json.dumps({"outcome": outcome,
+                  "mapped": sorted({l.split()[-1] for l in maps if "libcuda" in l})}))
+"""
+
+
+def test_triton_choosing_its_active_driver_maps_nothing_from_the_current_directory(
+    tmp_path: Path,
+) -> None:
+    """``triton.runtime.driver.active`` asks every backend whether it is active: with an
+    empty ``LD_LIBRARY_PATH`` entry and a ``libcuda.so.1`` in the current directory."""
+    import sys
+
+    from hostile import run
+    from triton_layouts import pth_dir
+
+    cwd = tmp_path / "work"
+    driver_standin.driver(cwd, marker="planted")
+    layout, env = _scenario(tmp_path, LD_LIBRARY_PATH=":")
+    argv = [sys.executable, "-c", ACTIVE_DRIVER, str(pth_dir(tmp_path))]
+    done = run(argv, env, cwd=cwd).clean()
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["mapped"] == [], report
+    assert report["outcome"].startswith("RuntimeError: 0 active drivers"), report

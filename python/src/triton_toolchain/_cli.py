@@ -3,8 +3,10 @@ check-manifest, run.
 
 Exit status: 0 when every required component (of the stage asked for) was found,
 1 when one is missing (the output says what, where the shim looked, and the fix),
-2 for bad input (a wrong setting or manifest, a wrong argument) and when the output
-cannot be written (a closed pipe). Never a traceback for any of these.
+2 for bad input (a wrong setting or manifest, a wrong argument; for ``doctor`` also a
+manifest entry that was rejected, named by the manifest and key, even where discovery
+found another) and when the output cannot be written (a closed pipe, a full disk).
+Never a traceback for any of these.
 """
 
 from __future__ import annotations
