@@ -510,7 +510,7 @@ def test_triton_choosing_its_active_driver_maps_nothing_from_the_current_directo
 
     cwd = tmp_path / "work"
     driver_standin.driver(cwd, marker="planted")
-    layout, env = _scenario(tmp_path, LD_LIBRARY_PATH=":")
+    _layout, env = _scenario(tmp_path, LD_LIBRARY_PATH=":")
     argv = [sys.executable, "-c", ACTIVE_DRIVER, str(pth_dir(tmp_path))]
     done = run(argv, env, cwd=cwd).clean()
     report = json.loads(done.stdout.strip().splitlines()[-1])
