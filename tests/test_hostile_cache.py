@@ -426,3 +426,20 @@ def test_an_activation_record_does_not_outlive_a_change_of_trust(tmp_path: Path)
     second = run_scenario(layout, "hook", ["compile:80"], env=env)
     assert f"{manifest}: not trusted: directory {safe} is writable by everyone" in second["stderr"]
     assert plant.runs() == []
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+def test_no_cache_directory_is_made_where_others_could_change_it(
+    tmp_path: Path, sticky: bool
+) -> None:
+    """An ``XDG_CACHE_HOME`` everyone can write (0777) gets nothing; a sticky one (1777,
+    like /tmp) gets a private directory of ours, which others cannot replace."""
+    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    xdg = shared_dir(tmp_path / "xdg", sticky=sticky)
+    env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg / "sub"), TRITON_PTXAS_PATH=str(tool))
+    assert _doctor(env) == REAL
+    made = xdg / "sub" / "triton-toolchain"
+    if sticky:
+        assert (made / ANSWERS_FILE).exists() and (made.stat().st_mode & 0o777) == 0o700
+    else:
+        assert list(xdg.iterdir()) == []
