@@ -134,6 +134,31 @@ def as_user(uid: int, argv: list[str]) -> list[str]:
     return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *argv]
 
 
+def shim_for(uid: int, directory: Path) -> tuple[str, str]:
+    """``(interpreter, PYTHONPATH)`` with which the user ``uid`` runs this checkout's
+    shim: a copy of the package in ``directory`` (the checkout may lie where others
+    cannot read, e.g. under /root) and the first interpreter that user can start (a
+    venv's may need a libpython under /root)."""
+    import shutil
+
+    target = directory / "shim-src"
+    shutil.copytree(
+        SRC / "triton_toolchain",
+        target / "triton_toolchain",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    reachable(target)
+    for candidate in (sys.executable, "/usr/bin/python3"):
+        done = subprocess.run(
+            as_user(uid, [candidate, "-c", "import elftools"]), capture_output=True, check=False
+        )
+        if done.returncode == 0 or b"elftools" in done.stderr:
+            return candidate, str(target)
+    raise AssertionError(
+        f"no Python interpreter can be started by uid {uid}; install python3 (Debian's)"
+    )
+
+
 def shared_dir(path: Path, *, sticky: bool) -> Path:
     """A directory every user may write: ``/tmp``'s mode 1777 (``sticky``) or 0777."""
     path.mkdir(parents=True, exist_ok=True)
