@@ -193,8 +193,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
 def cmd_check_manifest(args: argparse.Namespace) -> int:
     """Validate a manifest and judge each entry as resolution would (for packagers: the
     Nix flake's checks run this on the manifest it writes). A rejected entry's line
-    names the manifest and the key; a driver directory without ``libcuda.so.1`` is
-    absent (the manifest may serve machines with and without a driver), not wrong."""
+    names the manifest and the key. Each of ``driver_dirs`` is ``found``, ``absent``
+    (the manifest may serve machines with and without a driver: not wrong) or
+    ``REJECTED`` (a driver there that may not be used, e.g. one others could replace)."""
     manifest = load(Path(os.path.abspath(args.file)))
     host = Host.current(verify=True)
     problems = 0
@@ -222,7 +223,7 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
                 f"({manifest.file}: driver_dirs[{i}])"
             )
         else:
-            print(f"ok       {'libcuda':16} {driver} {verdict.version or ''}")
+            print(f"found    {'libcuda':16} {driver} {verdict.version or ''}")
     dirs = ", ".join(map(str, manifest.driver_dirs)) or "none"
     print(f"schema 1, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
     return 1 if problems else 0
