@@ -522,3 +522,18 @@ def test_triton_choosing_its_active_driver_maps_nothing_from_the_current_directo
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["mapped"] == [], report
     assert report["outcome"].startswith("RuntimeError: 0 active drivers"), report
+
+
+def test_a_manifests_driver_directory_this_machine_lacks_is_no_error(tmp_path: Path) -> None:
+    """The control: ``driver_dirs`` may name directories a machine lacks (Nix's
+    /run/opengl-driver/lib on Ubuntu); only a driver that is there and may not be used
+    makes the manifest wrong."""
+    manifest = tmp_path / "safe" / "manifest.json"
+    manifest.parent.mkdir()
+    absent = tmp_path / "no-such-dir"
+    manifest.write_text(json.dumps({"schema": 1, "driver_dirs": [str(absent)], "components": {}}))
+    env = clean_env(tmp_path / "home", TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    done = cli("doctor", "--json", env=env)
+    assert done.returncode in (0, 1), done.output
+    assert json.loads(done.stdout)["manifest_rejections"] == []
+    assert cli("check-manifest", str(manifest), env=env).returncode == 0

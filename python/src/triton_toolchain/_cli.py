@@ -82,13 +82,16 @@ def _resolve_verified(arch: int | None) -> Toolchain:
 def manifest_rejections(tc: Toolchain) -> list[str]:
     """Each entry of the manifest in force that failed its check, as
     ``"<manifest>: components.ptxas: <path> rejected: <why>"`` (the driver's
-    ``driver_dirs``): a manifest says what to use, so a rejected entry is a wrong
-    manifest even where discovery found something else."""
+    ``driver_dirs``, where only a driver that is there and may not be used counts):
+    a manifest says what to use, so a rejected entry is a wrong manifest even where
+    discovery found something else."""
     lines = []
     for choice in tc:
         for rejection in choice.rejected:
             if rejection.source.kind is not SourceKind.MANIFEST:
                 continue
+            if choice.component == "libcuda" and not os.path.lexists(rejection.path):
+                continue  # driver_dirs may name directories this machine lacks
             key = (
                 "driver_dirs" if choice.component == "libcuda" else f"components.{choice.component}"
             )
