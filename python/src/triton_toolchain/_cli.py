@@ -5,8 +5,9 @@ Exit status: 0 when what was asked for is ready (``doctor``: the goal of ``--for
 by default Triton kernels compiled and launched; ``env``, ``lock``: every required
 component), 1 when it is not (the output says why and the one thing to do; ``doctor
 -v`` where the shim looked), 2 for bad input (a wrong setting or manifest, a wrong
-argument) and when the output cannot be written (a closed pipe). Never a traceback for
-any of these.
+argument; for ``doctor`` also a manifest entry that was rejected, named by the manifest
+and key, even where discovery found another) and when the output cannot be written (a
+closed pipe, a full disk). Never a traceback for any of these.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
@@ -94,6 +96,29 @@ def _resolve_verified(arch: int | None) -> Toolchain:
     return resolve(arch, host=Host.current(verify=True))
 
 
+def manifest_rejections(tc: Toolchain) -> list[str]:
+    """Each entry of the manifest in force that failed its check, as
+    ``"<manifest>: components.ptxas: <path> rejected: <why>"`` (the driver's
+    ``driver_dirs``, where only a driver that is there and may not be used counts):
+    a manifest says what to use, so a rejected entry is a wrong manifest even where
+    discovery found something else."""
+    lines = []
+    for choice in tc:
+        for rejection in choice.rejected:
+            if rejection.source.kind is not SourceKind.MANIFEST:
+                continue
+            if choice.component == "libcuda" and not os.path.lexists(rejection.path):
+                continue  # driver_dirs may name directories this machine lacks
+            key = (
+                "driver_dirs" if choice.component == "libcuda" else f"components.{choice.component}"
+            )
+            line = (
+                f"{rejection.source.detail}: {key}: {rejection.path} rejected: {rejection.reason}"
+            )
+            lines.append(line)
+    return list(dict.fromkeys(lines))
+
+
 # `doctor --for`'s older names: one step of the Triton goal, or the Triton goal whole.
 FOR_ALIASES: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "compile": ("triton", ("compile",)),
@@ -131,7 +156,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
     shown, focus = _focus(judged, args.goal)
-    status = 2 if tc.errors() else (0 if focus.ready else 1)
+    rejected = manifest_rejections(tc)
+    status = 2 if tc.errors() or rejected else (0 if focus.ready else 1)
     report = None
     if args.run:
         from ._selftest import self_test
@@ -142,6 +168,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         doc = tc.to_dict()
         doc["refused_by_triton"] = list(refused)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
+        doc["manifest_rejections"] = rejected
         if report is not None:
             doc["self_test"] = {
                 "ok": report.ok,
@@ -155,6 +182,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 tc, header=header, verdicts=shown, installed=installed, verbose=args.verbose
             )
         )
+        for line in rejected:
+            print(
+                f"\nerror: {line}; fix: correct the entry or regenerate the manifest with "
+                "`triton-toolchain lock -o FILE --force`",
+                file=sys.stderr,
+            )
         if report is not None:
             print("\n" + report.text)
     return status
@@ -205,14 +238,17 @@ def cmd_lock(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         out = Path(os.path.abspath(args.output))
-        write(out, text, force=args.force)
-        print(f"wrote {out} ({len(components)} components)", file=sys.stderr)
+        done = write(out, text, force=args.force)
+        print(f"{done} ({len(components)} components)", file=sys.stderr)
     return _status(tc, "all")
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
     """Validate a manifest and judge each entry as resolution would (for packagers: the
-    Nix flake's checks run this on the manifest it writes)."""
+    Nix flake's checks run this on the manifest it writes). A rejected entry's line
+    names the manifest and the key. A driver in one of ``driver_dirs`` that may not be
+    used (one others could replace, say) is ``REJECTED`` too; a directory without one
+    is not a problem (the manifest may serve machines with and without a driver)."""
     manifest = load(Path(os.path.abspath(args.file)))
     host = Host.current(verify=True)
     source = Source(SourceKind.MANIFEST, str(manifest.file))
@@ -224,11 +260,25 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
         verdict = LOCATORS[name].check(host, entry.path, ctx)
         if verdict.problem:
             problems += 1
-            print(f"REJECTED {name:16} {entry.path}: {verdict.problem}")
+            print(
+                f"REJECTED {name:16} {entry.path}: {verdict.problem} "
+                f"({manifest.file}: components.{name})"
+            )
         else:
             version = verdict.version or entry.version
             chosen[name] = Choice(name, str(entry.path), version, source)
             print(f"ok       {name:16} {entry.path} {version or ''}")
+    for i, directory in enumerate(manifest.driver_dirs):
+        driver = directory / "libcuda.so.1"
+        if not os.path.lexists(driver):
+            continue  # the manifest may serve machines with and without a driver
+        verdict = LOCATORS["libcuda"].check(host, driver, Context(args.arch, named=True))
+        if verdict.problem:
+            problems += 1
+            print(
+                f"REJECTED {'libcuda':16} {driver}: {verdict.problem} "
+                f"({manifest.file}: driver_dirs[{i}])"
+            )
     dirs = ", ".join(map(str, manifest.driver_dirs)) or "none"
     print(f"schema {manifest.schema}, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
     return 1 if problems else 0
@@ -341,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd is None:
         args = build_parser().parse_args(["doctor"])
+    if not isinstance(sys.stdout, _Output):
+        sys.stdout = _Output(sys.stdout)
     try:
         status = int(args.func(args))
         sys.stdout.flush()
@@ -351,11 +403,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # Standard output was closed (`doctor | head -0`): no traceback, and nothing more
         # written to it when the interpreter flushes at exit.
+        return _stdout_lost("standard output is closed")
+    except _OutputLost as lost:
+        if isinstance(lost.error, BrokenPipeError):
+            return _stdout_lost("standard output is closed")
+        why = lost.error.strerror or lost.error
+        return _stdout_lost(f"standard output cannot be written ({why})")
+    finally:
+        if isinstance(sys.stdout, _Output):
+            sys.stdout = sys.stdout.stream
+
+
+class _OutputLost(Exception):
+    """Writing to standard output failed (``error``): a closed pipe, a full disk."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Output:
+    """Standard output whose write errors are told apart from every other ``OSError``."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _stdout_lost(why: str) -> int:
+    """Exit 2 saying ``why``; what is still buffered for standard output is dropped (the
+    interpreter's flush at exit would fail again)."""
+    with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        with contextlib.suppress(OSError):
-            print("triton-toolchain: standard output is closed", file=sys.stderr)
-        return 2
+    with contextlib.suppress(OSError):
+        print(f"triton-toolchain: {why}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import _trust
 from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
@@ -136,6 +137,37 @@ def _parse_constant(text: str) -> _Refused:
     return _Refused(text)
 
 
+class _Object(dict[str, Any]):
+    """A JSON object that remembers the keys it was given more than once (readers
+    disagree on which of them counts: the manifest must not say two things)."""
+
+    duplicated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object()
+    twice = []
+    for key, value in pairs:
+        if key in obj:
+            twice.append(key)
+        obj[key] = value
+    if twice:
+        obj.duplicated = tuple(twice)
+    return obj
+
+
+def _check_unique(file: Path, field: str, obj: Mapping[str, Any]) -> None:
+    twice = getattr(obj, "duplicated", ())
+    if twice:
+        shown = twice[0] if len(twice[0]) < 60 else twice[0][:57] + "..."
+        raise _fail(
+            file,
+            f"{field}{shown}".encode("ascii", "backslashreplace").decode(),
+            "is given twice",
+            "keep one (JSON readers disagree on which one counts)",
+        )
+
+
 def _depth_problem(text: str) -> str | None:
     """The key under which ``text`` nests deeper than ``MAX_DEPTH``, or ``None``; read
     without building anything, so no depth exhausts Python's stack."""
@@ -194,6 +226,7 @@ def _check_string(file: Path, field: str, value: str) -> str:
 def _check_keys(
     file: Path, field: str, obj: Mapping[str, Any], allowed: Mapping[str, type]
 ) -> None:
+    _check_unique(file, field, obj)
     for key, value in obj.items():
         if key not in allowed:
             shown = key if len(key) < 60 else key[:57] + "..."
@@ -272,7 +305,9 @@ def parse(file: Path, data: bytes) -> Manifest:
             file, deep, f"nested deeper than {MAX_DEPTH} levels", "a manifest is a flat document"
         )
     try:
-        doc = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
+        doc = json.loads(
+            text, parse_int=_parse_int, parse_constant=_parse_constant, object_pairs_hook=_object
+        )
     except json.JSONDecodeError as exc:
         raise ManifestError(
             f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -299,6 +334,7 @@ def parse(file: Path, data: bytes) -> Manifest:
         if not isinstance(value, str):
             raise _fail(file, f"driver_dirs[{i}]", f"is {_name(value)}", "use strings")
         dirs.append(_absolute(file, f"driver_dirs[{i}]", value))
+    _check_unique(file, "components.", doc["components"])
     components = {name: _entry(file, name, raw, schema) for name, raw in doc["components"].items()}
     return Manifest(
         file=file,
@@ -311,19 +347,34 @@ def parse(file: Path, data: bytes) -> Manifest:
 
 
 def load(file: Path) -> Manifest:
-    """Read and validate ``file``; see the module docstring for the guarantees."""
+    """Read and validate ``file``; see the module docstring for the guarantees.
+
+    What the file is (its type, without opening it) and whom it belongs to are judged
+    before it is read: once every directory and link on the way is trusted, nobody
+    else can put another file at that path between the check and the read."""
+    try:
+        mode = _fs.stat(file).st_mode
+    except OSError:
+        mode = None  # read_regular says why
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ManifestError(
+            f"{file}: is {_fs.kind_of(mode)}, not a regular file; give a manifest file "
+            f"(JSON, schema {SCHEMA})"
+        )
+    distrust = _fs.untrusted(file)
+    if distrust and distrust.startswith("not trusted: "):
+        raise ManifestError(
+            f"{file}: {distrust}; a manifest says which programs run, so it must "
+            "be a file only root or you can change (move it, or fix the permissions)"
+        )
     try:
         data = _fs.read_regular(file, MAX_BYTES)
     except _fs.ReadProblem as exc:
         raise ManifestError(
             f"{file}: {exc}; give a manifest file (JSON, docs/manifest.md)"
         ) from None
-    distrust = _fs.untrusted(file)
-    if distrust:
-        raise ManifestError(
-            f"{file}: not trusted: {distrust}; a manifest says which programs run, so it must "
-            "be a file only root or you can change (move it, or fix the permissions)"
-        )
+    if distrust:  # it could not be examined (a dangling link, a loop), yet was read
+        raise ManifestError(f"{file}: {distrust}; give a manifest file (JSON, schema {SCHEMA})")
     return parse(file, data)
 
 
@@ -334,7 +385,13 @@ def to_json(
     strict: bool = False,
     generator: str = "triton-toolchain lock",
 ) -> str:
-    """Serialise a manifest: ``components`` maps name -> (path, version or None)."""
+    """Serialise a manifest: ``components`` maps name -> (path, version or None).
+    Raises ``ManifestError`` for a path a manifest cannot hold (not UTF-8: JSON strings
+    are Unicode, and ``load`` refuses the lone surrogates it would be written as)."""
+    for name, (path, _) in components.items():
+        _writable_path(f"components.{name}.path", path)
+    for i, directory in enumerate(driver_dirs):
+        _writable_path(f"driver_dirs[{i}]", directory)
     doc: dict[str, Any] = {"schema": SCHEMA, "generator": generator, "strict": strict}
     if driver_dirs:
         doc["driver_dirs"] = list(driver_dirs)
@@ -345,10 +402,29 @@ def to_json(
     return json.dumps(doc, indent=2) + "\n"
 
 
-def write(target: Path, text: str, *, force: bool) -> None:
+def _existing_ancestor(directory: Path) -> Path:
+    while not os.path.lexists(directory) and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def _writable_path(field: str, path: str) -> None:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise ManifestError(
+            f"cannot write a manifest: {field}: {shown} is not UTF-8, which a manifest (JSON "
+            "text) cannot hold; move or rename it, or leave it out of the manifest"
+        ) from None
+
+
+def write(target: Path, text: str, *, force: bool) -> str:
     """Write ``text`` to ``target`` so that no reader ever sees a torn file (see the
-    module docstring). Without ``force`` an existing target is kept. Raises
-    ``ManifestError`` saying what happened and where the old file is."""
+    module docstring). Without ``force`` an existing target (a symbolic link too, even
+    a dangling one) is kept. Returns what was done (``"wrote X"``, ``"replaced the
+    symbolic link X (to Y, which is untouched)"``); raises ``ManifestError`` saying what
+    happened and where the old file is."""
     directory = target.parent
     try:
         existing = os.lstat(target)
@@ -359,11 +435,20 @@ def write(target: Path, text: str, *, force: bool) -> None:
             f"cannot write {target} ({exc.strerror or exc}); choose another -o path"
         ) from None
     if existing is not None and not force:
-        raise ManifestError(f"{target} exists; not overwriting it (add --force to replace it)")
+        what = "is a symbolic link" if stat.S_ISLNK(existing.st_mode) else "exists"
+        raise ManifestError(f"{target} {what}; not overwriting it (add --force to replace it)")
     if existing is not None and not (
         stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)
     ):
         raise ManifestError(f"{target} is {_fs.kind_of(existing.st_mode)}; choose another -o path")
+    # Judge the directory (or, for one still to be made, its nearest existing ancestor)
+    # before anything is created in it.
+    distrust = _trust.untrusted(str(_existing_ancestor(directory)), container=True)
+    if distrust:
+        raise ManifestError(
+            f"cannot write {target}: {distrust}, so the manifest would not be trusted; "
+            "choose a directory only root or you can change"
+        )
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -371,19 +456,33 @@ def write(target: Path, text: str, *, force: bool) -> None:
             f"cannot write {target} ({exc.strerror or exc}); choose another -o path "
             "(or run as a user who may write there)"
         ) from None
-    distrust = _fs.untrusted(directory)
+    distrust = _trust.untrusted(str(directory), container=True)
     if distrust:
         raise ManifestError(
             f"cannot write {target}: {distrust}, so the manifest would not be trusted; "
             "choose a directory only root or you can change"
         )
-    tmp = directory / f".{target.name}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     kept = f"; {target} is unchanged" if existing is not None else ""
+    _replace(target, text.encode(), kept)
+    if existing is not None and stat.S_ISLNK(existing.st_mode):
+        return (
+            f"replaced the symbolic link {target} by the manifest (what it pointed to is untouched)"
+        )
+    return f"wrote {target}"
+
+
+def _replace(target: Path, data: bytes, kept: str) -> None:
+    """A new file in ``target``'s directory (an unpredictable name, ``O_EXCL`` and
+    ``O_NOFOLLOW``), flushed to disk, renamed over ``target``; the directory flushed."""
+    import tempfile
+
+    directory = target.parent
+    tmp: str | None = None
     try:
-        fd = os.open(tmp, flags, 0o644)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
         try:
-            view = memoryview(text.encode())
+            os.fchmod(fd, 0o644)
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
@@ -391,8 +490,9 @@ def write(target: Path, text: str, *, force: bool) -> None:
             os.close(fd)
         os.replace(tmp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise ManifestError(
             f"cannot write {target} ({exc.strerror or exc}){kept}; free space or choose another "
             "-o path"

@@ -234,8 +234,14 @@ def private_dir(directory: str | None) -> str | None:
 
 
 def make_private_dir(directory: str | None) -> str | None:
-    """Create ``directory`` (mode 0700) where missing; the same answer as ``private_dir``."""
+    """Create ``directory`` (mode 0700) where missing; the same answer as ``private_dir``.
+    Nothing is created below a directory others can change (it would not be used)."""
     if directory is None:
+        return None
+    ancestor = directory
+    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        ancestor = os.path.dirname(ancestor)
+    if ancestor != directory and _trust.untrusted(ancestor, container=True) is not None:
         return None
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)

@@ -12,6 +12,10 @@ final file, must be:
 - except a directory with the sticky bit (``/tmp``, ``/nix/store``): others may add
   entries there but not replace ours, and the entry itself is checked next.
 
+Every symbolic link followed on the way must be owned by root or this user too: in a
+sticky directory, another user's link can be pointed elsewhere at any moment, so what
+it names is theirs to choose (the kernel's ``fs.protected_symlinks`` is not relied on).
+
 Guarantees: pure standard library (this module is on the activation fast path); never
 raises for a path that cannot be walked: the reason is returned
 (``"not trusted: directory /tmp/x is writable by everyone"``).
@@ -47,19 +51,28 @@ def _owner_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def entry_problem(path: str, st: os.stat_result, *, directory: bool) -> str | None:
-    """Why ``path`` (with status ``st``) lets someone else change what it holds, or ``None``."""
-    what = "directory" if directory else "file"
+def entry_problem(
+    path: str, st: os.stat_result, *, directory: bool, sticky_ok: bool | None = None
+) -> str | None:
+    """Why ``path`` (with status ``st``) lets someone else change what it holds, or
+    ``None``. ``sticky_ok``: a sticky directory passes (default: ``directory``)."""
+    what = "directory" if directory or stat.S_ISDIR(st.st_mode) else "file"
     if st.st_uid not in (0, os.geteuid()):
         return f"not trusted: {what} {path} is owned by {_owner_name(st.st_uid)}"
     mode = st.st_mode
-    if directory and mode & stat.S_ISVTX:
+    if (directory if sticky_ok is None else sticky_ok) and mode & stat.S_ISVTX:
         return None
     if mode & stat.S_IWOTH:
         return f"not trusted: {what} {path} is writable by everyone"
     if mode & stat.S_IWGRP and not _private_group(st):
         return f"not trusted: {what} {path} is writable by its group (gid {st.st_gid})"
     return None
+
+
+def _link_problem(path: str, st: os.stat_result) -> str | None:
+    if st.st_uid in (0, os.geteuid()):
+        return None
+    return f"not trusted: symbolic link {path} is owned by {_owner_name(st.st_uid)}"
 
 
 class Looks:
@@ -95,11 +108,18 @@ class Looks:
         return found
 
 
-def resolve(path: str, looks: Looks | None = None) -> tuple[str, str | None]:
+def resolve(
+    path: str, looks: Looks | None = None, *, container: bool = False
+) -> tuple[str, str | None]:
     """``(the path with every link resolved, why it is not trusted or None)`` in one walk
     (see the module docstring). A path that cannot be walked (missing component, loop,
     permission) is not trusted: what cannot be examined is not; its resolved form is
-    then the part walked joined with the rest, as ``os.path.realpath`` gives it."""
+    then the part walked joined with the rest, as ``os.path.realpath`` gives it.
+
+    The last component is judged as what it names: a directory whose own contents are
+    used (headers, libdevice's directory) passes only if nobody else can add to it,
+    sticky or not; with ``container``, it is a directory in which the caller makes its
+    own file (``lock -o``, the cache), and a sticky one passes, as on the way."""
     if not path.startswith("/"):
         return path, f"{path} is not an absolute path"
     look = looks or Looks()
@@ -123,13 +143,15 @@ def resolve(path: str, looks: Looks | None = None) -> tuple[str, str | None]:
                 links += 1
                 if links > MAX_LINKS:
                     return path, f"{path}: too many levels of symbolic links"
+                problem = problem or _link_problem(candidate, st)
                 target = look.readlink(candidate)
                 if target.startswith("/"):
                     current = "/"
                 parts[:0] = [p for p in target.split("/") if p]
                 continue
-            is_dir = bool(parts) or stat.S_ISDIR(st.st_mode)
-            problem = problem or entry_problem(candidate, st, directory=is_dir)
+            problem = problem or entry_problem(
+                candidate, st, directory=bool(parts), sticky_ok=bool(parts) or container
+            )
             if parts and not stat.S_ISDIR(st.st_mode):
                 return os.path.join(candidate, *parts), problem or (
                     f"{path}: {candidate} is not a directory"
@@ -143,9 +165,9 @@ def resolve(path: str, looks: Looks | None = None) -> tuple[str, str | None]:
     return current, problem
 
 
-def untrusted(path: str, looks: Looks | None = None) -> str | None:
-    """Why ``path`` (absolute) is not trusted (see the module docstring), or ``None``."""
-    return resolve(path, looks)[1]
+def untrusted(path: str, looks: Looks | None = None, *, container: bool = False) -> str | None:
+    """Why ``path`` (absolute) is not trusted (see ``resolve``), or ``None``."""
+    return resolve(path, looks, container=container)[1]
 
 
 def real_path(path: str, looks: Looks | None = None) -> str:

@@ -12,7 +12,8 @@ Guarantees:
 - The file lives in the user's cache directory
   (``$XDG_CACHE_HOME/triton-toolchain/answers-v2.json``, default ``~/.cache/...``) only
   when that directory belongs to this user and nobody else can change it (``_trust``);
-  otherwise nothing is read or written there. A missing, damaged, oversized or special
+  otherwise nothing is read or written there, and what this process learns is kept in
+  its memory only (asked once per process). A missing, damaged, oversized or special
   file (a FIFO, a link to ``/dev/zero``) only means asking again; it is replaced by a
   temporary file renamed over it.
 """
@@ -33,6 +34,9 @@ MAX_ENTRIES = 512
 MAX_BYTES = 4 << 20
 _LOCK = threading.Lock()
 _LOADED: dict[Path, dict[str, Any]] = {}
+# What this process learnt where no directory may keep it: a tool that hangs still costs
+# its timeout once per process, not at every question.
+_UNKEPT: dict[str, Any] = {}
 
 
 def _key(path: Path, question: tuple[str, ...]) -> str | None:
@@ -74,11 +78,11 @@ def recall(
 ) -> tuple[bool, str] | None:
     """``(ok, text)`` remembered for asking ``path`` ``question``, or ``None``: ``ok`` is
     whether it answered, ``text`` the answer or what went wrong."""
-    key = _key(path, question) if directory else None
-    if directory is None or key is None:
+    key = _key(path, question)
+    if key is None:
         return None
     with _LOCK:
-        found = _entries(directory).get(key)
+        found = _UNKEPT.get(key) if directory is None else _entries(directory).get(key)
     return (bool(found[0]), found[1]) if found else None
 
 
@@ -86,10 +90,13 @@ def remember(
     directory: Path | None, path: Path, question: tuple[str, ...], ok: bool, text: str
 ) -> None:
     """Keep an answer (``ok``) or a failure; errors writing it are ignored."""
-    key = _key(path, question) if directory else None
-    if directory is None or key is None:
+    key = _key(path, question)
+    if key is None:
         return
     with _LOCK:
+        if directory is None:
+            _UNKEPT[key] = [ok, text]
+            return
         entries = _entries(directory)
         entries[key] = [ok, text]
         while len(entries) > MAX_ENTRIES:
@@ -101,3 +108,4 @@ def forget_loaded() -> None:
     """Drop what this process read of the file (a test changes it behind our back)."""
     with _LOCK:
         _LOADED.clear()
+        _UNKEPT.clear()

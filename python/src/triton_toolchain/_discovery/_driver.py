@@ -383,9 +383,9 @@ def by_name_load(host: Host) -> tuple[str, str] | None:
             return str(path), "LD_LIBRARY_PATH" if entry != "." else "the current directory"
     cache = linker_cache(host)
     if isinstance(cache, LdCache):
-        for entry in cache.named(DRIVER_FILE):
-            if entry.matches(host.machine) is not False and _fs.is_file(Path(entry.path)):
-                return entry.path, "the linker cache"
+        for cached in cache.named(DRIVER_FILE):
+            if cached.matches(host.machine) is not False and _fs.is_file(Path(cached.path)):
+                return cached.path, "the linker cache"
     facts = MACHINES.get(host.machine)
     default = [f"/lib/{facts.multiarch}", f"/usr/lib/{facts.multiarch}"] if facts else []
     for directory in (*default, "/lib", "/usr/lib"):

@@ -126,7 +126,12 @@ def ask(
     status, raw, problem = collect([str(path), *args], env)
     text = raw.decode("utf-8", "replace")
     command = f"`{path.name} {' '.join(args)}`"
-    if problem is None and status != 0:
+    if problem is None and status is not None and status < 0:
+        try:
+            problem = f"was killed by signal {signal.Signals(-status).name}"
+        except ValueError:
+            problem = f"was killed by signal {-status}"
+    elif problem is None and status != 0:
         tail = text.strip().splitlines()[-1:] or [""]
         problem = f"exited with {status}: {tail[0][:200]}"
     if problem is not None:

@@ -240,9 +240,11 @@ def no_driver_dirs(plan: PlanGetter) -> Callable[[], list[str]]:
     """A ``libcuda_dirs`` that raises the shim's explanation of the missing driver."""
 
     def libcuda_dirs() -> list[str]:
-        from ._guards import missing_driver
+        from ._guards import missing_driver, setting_error
 
-        raise missing_driver(plan())
+        current = plan()
+        # A wrong setting of the user's (CC, TRITON_LIBCUDA_PATH) is what to fix first.
+        raise setting_error(current, "build") or missing_driver(current)
 
     return libcuda_dirs
 

@@ -1,0 +1,450 @@
+"""Hostile corpus, what the shim remembers: the tools' answers (``answers-v2.json``) and
+the activation record (``activation-v1.json``) are believed only from a directory this
+user alone can write, never outlive a change of the file they describe (its change
+time included), and a damaged file of any kind only means asking again, quickly.
+
+The lies are real: a cache this shim wrote, edited to say ptxas 99.9, put where another
+user (``setpriv``) or everyone could have put it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+from hostile import (
+    OTHER_UID,
+    THIRD_UID,
+    Plant,
+    clean_env,
+    cli,
+    cli_with_timeout,
+    fifo,
+    mkdir_as,
+    reachable,
+    run,
+    shared_dir,
+    shim_for,
+    write_as,
+)
+from triton_layouts import Layout, run_scenario, scenario_env
+from triton_toolchain._discovery._answers import ANSWERS_FILE
+from triton_toolchain._record import RECORD_FILE
+
+REAL = "13.0"
+LIE = "99.9"
+
+
+def _ptxas(path: Path, release: str) -> Path:
+    """A ptxas answering ``release``; the same size whatever the release (so that only
+    the contents change, as ``cp -p`` of a look-alike would)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "Cuda compilation tools, release {release}, V{release}.88"\n')
+    path.chmod(0o755)
+    return path
+
+
+def _version(done_stdout: str) -> str | None:
+    doc = json.loads(done_stdout)
+    version: str | None = doc["components"]["ptxas"]["version"]
+    return version
+
+
+def _doctor(env: dict[str, str], **kwargs: object) -> str | None:
+    done = cli("doctor", "--json", env=env, **kwargs)  # type: ignore[arg-type]
+    assert done.returncode in (0, 1), done.output
+    return _version(done.stdout)
+
+
+def _lying_answers(tmp: Path, tool: Path) -> str:
+    """The answers file this shim writes for ``tool``, edited to say ``LIE``."""
+    cache = tmp / "honest-cache"
+    env = clean_env(tmp / "honest-home", XDG_CACHE_HOME=str(cache), TRITON_PTXAS_PATH=str(tool))
+    assert _doctor(env) == REAL
+    text = (cache / "triton-toolchain" / ANSWERS_FILE).read_text()
+    assert f"release {REAL}" in text
+    return text.replace(f"release {REAL}", f"release {LIE}")
+
+
+# ------------------------------------------------------------- lies where others write
+
+
+def _shared_cache_everyone_writes(tmp: Path, lie: str) -> Path:
+    xdg = shared_dir(tmp / "xdg", sticky=False)
+    directory = xdg / "triton-toolchain"
+    directory.mkdir(mode=0o700)
+    (directory / ANSWERS_FILE).write_text(lie)
+    return xdg
+
+
+def _shared_cache_dir_of_another_user(tmp: Path, lie: str) -> Path:
+    xdg = shared_dir(tmp / "xdg", sticky=True)
+    reachable(xdg)
+    directory = mkdir_as(OTHER_UID, xdg / "triton-toolchain", mode=0o777)
+    write_as(OTHER_UID, directory / ANSWERS_FILE, lie)
+    return xdg
+
+
+def _file_of_another_user_in_a_private_dir(tmp: Path, lie: str) -> Path:
+    xdg = tmp / "xdg"
+    directory = xdg / "triton-toolchain"
+    directory.mkdir(parents=True, mode=0o700)
+    (directory / ANSWERS_FILE).write_text(lie)
+    os.chown(directory / ANSWERS_FILE, OTHER_UID, OTHER_UID)
+    return xdg
+
+
+def _cache_dir_writable_by_everyone(tmp: Path, lie: str) -> Path:
+    xdg = tmp / "xdg"
+    directory = xdg / "triton-toolchain"
+    directory.mkdir(parents=True)
+    directory.chmod(0o777)
+    (directory / ANSWERS_FILE).write_text(lie)
+    return xdg
+
+
+def _cache_dir_writable_by_a_shared_group(tmp: Path, lie: str) -> Path:
+    xdg = tmp / "xdg"
+    directory = xdg / "triton-toolchain"
+    directory.mkdir(parents=True)
+    os.chown(directory, 0, OTHER_UID)
+    directory.chmod(0o770)
+    (directory / ANSWERS_FILE).write_text(lie)
+    return xdg
+
+
+def _cache_dir_linked_by_another_user(tmp: Path, lie: str) -> Path:
+    theirs = mkdir_as(OTHER_UID, tmp / "theirs", mode=0o755)
+    (theirs / ANSWERS_FILE).write_text(lie)
+    xdg = shared_dir(tmp / "xdg", sticky=True)
+    (xdg / "triton-toolchain").symlink_to(theirs)
+    os.lchown(xdg / "triton-toolchain", OTHER_UID, OTHER_UID)
+    return xdg
+
+
+def _cache_dir_is_our_link_to_a_private_dir(tmp: Path, lie: str) -> Path:
+    """Even our own link is not followed: only a real directory is the cache."""
+    real = tmp / "elsewhere"
+    real.mkdir(mode=0o700)
+    (real / ANSWERS_FILE).write_text(lie)
+    xdg = tmp / "xdg"
+    xdg.mkdir()
+    (xdg / "triton-toolchain").symlink_to(real)
+    return xdg
+
+
+LIES: dict[str, Callable[[Path, str], Path]] = {
+    "shared-cache-everyone-writes": _shared_cache_everyone_writes,
+    "shared-cache-dir-of-another-user": _shared_cache_dir_of_another_user,
+    "answers-file-of-another-user": _file_of_another_user_in_a_private_dir,
+    "cache-dir-writable-by-everyone": _cache_dir_writable_by_everyone,
+    "cache-dir-writable-by-a-shared-group": _cache_dir_writable_by_a_shared_group,
+    "cache-dir-a-link-of-another-user": _cache_dir_linked_by_another_user,
+    "cache-dir-a-link-of-ours": _cache_dir_is_our_link_to_a_private_dir,
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIES))
+def test_answers_others_could_write_are_never_believed_nor_written(
+    tmp_path: Path, case: str
+) -> None:
+    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    xdg = LIES[case](tmp_path, _lying_answers(tmp_path, tool))
+    before = {p: p.read_bytes() for p in xdg.rglob("*") if p.is_file()}
+    env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg), TRITON_PTXAS_PATH=str(tool))
+    assert _doctor(env) == REAL
+    assert _doctor(env) == REAL
+    after = {p: p.read_bytes() for p in xdg.rglob("*") if p.is_file()}
+    if case == "answers-file-of-another-user":  # the directory is ours: ours replaces it
+        assert (xdg / "triton-toolchain" / ANSWERS_FILE).stat().st_uid == os.geteuid()
+        assert LIE not in (xdg / "triton-toolchain" / ANSWERS_FILE).read_text()
+    else:
+        assert after == before  # nothing written where it would not be believed
+
+
+def test_another_users_lies_in_a_shared_cache_are_not_believed_by_a_user(
+    tmp_path: Path,
+) -> None:
+    """Two real users: 4343 plants a cache in a shared XDG_CACHE_HOME; 4242 runs doctor."""
+    reachable(tmp_path)
+    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    lie = _lying_answers(tmp_path, tool)
+    xdg = shared_dir(tmp_path / "xdg", sticky=True)
+    planted = mkdir_as(THIRD_UID, xdg / "triton-toolchain", mode=0o755)
+    write_as(THIRD_UID, planted / ANSWERS_FILE, lie)
+    home = mkdir_as(OTHER_UID, tmp_path / "home4242")
+    python, src = shim_for(OTHER_UID, tmp_path)
+    env = clean_env(home, XDG_CACHE_HOME=str(xdg), TRITON_PTXAS_PATH=str(tool), PYTHONPATH=src)
+    reachable(tmp_path / "safe")
+    argv = [python, "-m", "triton_toolchain", "doctor", "--json"]
+    done = run(argv, env, user=OTHER_UID).clean()
+    assert done.returncode in (0, 1), done.output
+    assert _version(done.stdout) == REAL
+    assert (planted / ANSWERS_FILE).read_text() == lie
+
+
+# --------------------------------------------------- an entry never outlives a change
+
+
+def _copy_keeping_times(old: Path, new: Path) -> None:
+    """``cp -p``: the contents replaced in place, size and modification time kept."""
+    subprocess.run([require_tool("cp", "coreutils"), "-p", str(new), str(old)], check=True)
+
+
+def _rewrite_and_restore_mtime(old: Path, new: Path) -> None:
+    st = old.stat()
+    old.write_bytes(new.read_bytes())
+    os.utime(old, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _rename_over_keeping_mtime(old: Path, new: Path) -> None:
+    st = old.stat()
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(new, old)
+
+
+CHANGES: dict[str, Callable[[Path, Path], None]] = {
+    "cp-p-over-it": _copy_keeping_times,
+    "rewritten-with-its-mtime-restored": _rewrite_and_restore_mtime,
+    "renamed-over-with-its-mtime": _rename_over_keeping_mtime,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGES))
+def test_a_remembered_answer_does_not_outlive_a_change_of_the_file(
+    tmp_path: Path, case: str
+) -> None:
+    tool = _ptxas(tmp_path / "safe" / "ptxas", LIE)
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
+    assert _doctor(env) == LIE
+    look_alike = _ptxas(tmp_path / "other" / "ptxas", REAL)
+    os.utime(look_alike, ns=(tool.stat().st_atime_ns, tool.stat().st_mtime_ns))
+    assert look_alike.stat().st_size == tool.stat().st_size
+    CHANGES[case](tool, look_alike)
+    assert tool.stat().st_mtime_ns == (tmp_path / "safe" / "ptxas").stat().st_mtime_ns
+    assert _doctor(env) == REAL
+
+
+# --------------------------------------------------------------- damaged caches
+
+
+def _damage_fifo(path: Path) -> None:
+    fifo(path)
+
+
+def _damage_dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _damage_dev_urandom(path: Path) -> None:
+    path.symlink_to("/dev/urandom")
+
+
+def _damage_garbage(path: Path) -> None:
+    path.write_bytes(os.urandom(4096))
+
+
+def _damage_directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _damage_huge(path: Path) -> None:
+    with path.open("wb") as f:  # sparse: 8 GiB that cost no disk
+        f.truncate(8 << 30)
+
+
+def _damage_deep(path: Path) -> None:
+    path.write_text("[" * 100_000 + "]" * 100_000)
+
+
+def _damage_digits(path: Path) -> None:
+    path.write_text('{"x": [' + "9" * 5000 + ', "y"]}')
+
+
+def _damage_types(path: Path) -> None:
+    path.write_text('{"records": [{"facts": 1}], "a": [1, 2, 3], "b": null}')
+
+
+def _damage_truncated(path: Path) -> None:
+    path.write_text('{"records": [{"key": [')
+
+
+def _damage_empty(path: Path) -> None:
+    path.write_text("")
+
+
+def _damage_dangling(path: Path) -> None:
+    path.symlink_to(path.parent / "nowhere")
+
+
+def _damage_loop(path: Path) -> None:
+    path.symlink_to(path)
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "fifo": _damage_fifo,
+    "link-to-dev-zero": _damage_dev_zero,
+    "link-to-dev-urandom": _damage_dev_urandom,
+    "garbage": _damage_garbage,
+    "directory": _damage_directory,
+    "8-gib-sparse": _damage_huge,
+    "nested-100000-deep": _damage_deep,
+    "5000-digit-integer": _damage_digits,
+    "wrong-types": _damage_types,
+    "truncated": _damage_truncated,
+    "empty": _damage_empty,
+    "dangling-link": _damage_dangling,
+    "link-loop": _damage_loop,
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_damaged_answers_file_only_means_asking_again(tmp_path: Path, case: str) -> None:
+    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    cache = tmp_path / "xdg" / "triton-toolchain"
+    cache.mkdir(parents=True, mode=0o700)
+    DAMAGE[case](cache / ANSWERS_FILE)
+    env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    env["TRITON_PTXAS_PATH"] = str(tool)
+    done = cli("doctor", "--json", env=env, timeout=20)
+    assert _version(done.stdout) == REAL
+    assert done.seconds < 10, done.seconds
+
+
+@pytest.mark.parametrize(
+    "case", ["fifo", "link-to-dev-zero", "garbage", "nested-100000-deep", "8-gib-sparse"]
+)
+def test_a_damaged_activation_record_only_means_resolving_again(tmp_path: Path, case: str) -> None:
+    layout = Layout(tmp_path, tmp_path / "ptxas.log")
+    env = scenario_env(layout, manifest=False)
+    record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
+    record.parent.mkdir(parents=True, mode=0o700)
+    DAMAGE[case](record)
+    report = run_scenario(layout, "hook", [], env=env)
+    assert report["activation"]["mode"] == "knobs"
+    assert "Traceback" not in report["stderr"] and "Warning" not in report["stderr"]
+
+
+def _record_with_a_planted_ptxas(tmp: Path, plant: Plant) -> tuple[Layout, dict[str, str], Path]:
+    """An activation record this shim wrote, edited so that its plan names a planted
+    ptxas (as a process able to write the record could)."""
+    layout = Layout(tmp, tmp / "ptxas.log")
+    env = scenario_env(layout, manifest=False)
+    run_scenario(layout, "hook", [], env=env)
+    record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
+    tool = plant.ptxas(tmp / "planted" / "ptxas", "12.8")
+    doc = json.loads(record.read_text())
+    for entry in doc["records"]:
+        for setting in entry["result"]["settings"]:
+            if setting["component"] in ("ptxas", "ptxas-blackwell"):
+                setting["value"] = str(tool)
+        for name in ("ptxas", "ptxas-blackwell"):
+            entry["result"]["toolchain"]["components"][name]["path"] = str(tool)
+    record.write_text(json.dumps(doc))
+    return layout, env, record
+
+
+def test_an_activation_record_of_another_user_is_not_believed(tmp_path: Path) -> None:
+    plant = Plant(tmp_path / "runs.log")
+    layout, env, record = _record_with_a_planted_ptxas(tmp_path, plant)
+    os.chown(record, OTHER_UID, OTHER_UID)
+    report = run_scenario(layout, "hook", ["compile:80"], env=env)
+    assert report["results"]["compile:80"]["ok"] is True, report["results"]
+    assert plant.runs() == []
+
+
+def test_an_activation_record_in_a_cache_others_can_write_is_not_believed(
+    tmp_path: Path,
+) -> None:
+    plant = Plant(tmp_path / "runs.log")
+    layout, env, record = _record_with_a_planted_ptxas(tmp_path, plant)
+    record.parent.chmod(0o777)
+    report = run_scenario(layout, "hook", ["compile:80"], env=env)
+    assert report["results"]["compile:80"]["ok"] is True, report["results"]
+    assert plant.runs() == []
+
+
+# ------------------------------------------------------ failures remembered like answers
+
+
+def test_a_ptxas_that_hangs_costs_its_timeout_once_not_in_every_process(
+    tmp_path: Path,
+) -> None:
+    hang = tmp_path / "safe" / "ptxas"
+    hang.parent.mkdir()
+    hang.write_text("#!/bin/sh\nexec sleep 60\n")
+    hang.chmod(0o755)
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(hang))
+    first = run(cli_with_timeout(1.0, "doctor"), env).clean()
+    second = run(cli_with_timeout(1.0, "doctor"), env).clean()
+    for done in (first, second):
+        assert done.returncode == 2
+        assert f"TRITON_PTXAS_PATH='{hang}'" in done.output
+        assert "did not answer within 1 s" in done.output
+    assert 1.0 <= first.seconds < 2.5, first.seconds
+    assert second.seconds < first.seconds - 0.8, (first.seconds, second.seconds)
+
+
+def test_a_ptxas_whose_child_keeps_its_output_open_is_taken_at_its_answer(
+    tmp_path: Path,
+) -> None:
+    """The stated timeout (10 s) is not waited for: the answer came and the tool exited."""
+    tool = tmp_path / "safe" / "ptxas"
+    tool.parent.mkdir()
+    tool.write_text(
+        "#!/bin/sh\n"
+        f'echo "Cuda compilation tools, release {REAL}, V{REAL}.88"\n'
+        "sleep 30 &\n"
+        "exit 0\n"
+    )
+    tool.chmod(0o755)
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
+    done = cli("doctor", "--json", env=env)
+    assert _version(done.stdout) == REAL
+    assert done.seconds < 5, done.seconds
+    shutil.rmtree(tmp_path / "safe")
+
+
+def test_an_activation_record_does_not_outlive_a_change_of_trust(tmp_path: Path) -> None:
+    """The record was made with a trusted manifest; then the manifest's directory became
+    writable by everyone (nothing about the manifest file itself changed): the record is
+    not used, the manifest is refused, and what it names is not run."""
+    plant = Plant(tmp_path / "runs.log")
+    safe = tmp_path / "safe"
+    tool = plant.ptxas(safe / "bin" / "ptxas", "12.8")
+    manifest = safe / "manifest.json"
+    manifest.write_text(
+        json.dumps({"schema": 1, "components": {"ptxas": {"path": str(tool), "version": "12.8"}}})
+    )
+    layout = Layout(tmp_path, tmp_path / "ptxas.log")
+    env = scenario_env(layout, manifest=False, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    first = run_scenario(layout, "hook", [], env=env)
+    assert first["activation"]["mode"] == "knobs"
+    assert first["activation"]["toolchain"]["components"]["ptxas"]["path"] == str(tool)
+    safe.chmod(0o777)
+    second = run_scenario(layout, "hook", ["compile:80"], env=env)
+    assert f"{manifest}: not trusted: directory {safe} is writable by everyone" in second["stderr"]
+    assert plant.runs() == []
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+def test_no_cache_directory_is_made_where_others_could_change_it(
+    tmp_path: Path, sticky: bool
+) -> None:
+    """An ``XDG_CACHE_HOME`` everyone can write (0777) gets nothing; a sticky one (1777,
+    like /tmp) gets a private directory of ours, which others cannot replace."""
+    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    xdg = shared_dir(tmp_path / "xdg", sticky=sticky)
+    env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg / "sub"), TRITON_PTXAS_PATH=str(tool))
+    assert _doctor(env) == REAL
+    made = xdg / "sub" / "triton-toolchain"
+    if sticky:
+        assert (made / ANSWERS_FILE).exists() and (made.stat().st_mode & 0o777) == 0o700
+    else:
+        assert list(xdg.iterdir()) == []

@@ -1,0 +1,255 @@
+"""Hostile corpus, tools that misbehave: output is bounded, the stated timeout is the
+whole time a tool gets (not per read, not twice), the whole process group is killed,
+an answer given is kept even when a child holds the output open, failures are
+remembered like answers, and a manifest entry's failure names the manifest and key.
+
+The tools are real programs (shell scripts, ``yes``); the timeout is lowered for the
+in-process cases (``_run.TIMEOUT_S``) and, in fresh processes, by ``cli_with_timeout``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hostile import clean_env, cli_with_timeout, run
+from triton_toolchain._discovery import _answers, _run
+
+T = 1.0  # the timeout the in-process cases use
+SLACK = 0.6  # what a loaded 2-core CI machine may add to it
+
+
+def _tool(tmp: Path, body: str, name: str = "ptxas") -> Path:
+    path = tmp / "safe" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+BANNER = 'echo "Cuda compilation tools, release 13.0, V13.0.88"\n'
+
+
+def _collect(tool: Path, timeout: float = T, limit: int | None = None):  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    result = _run.collect([str(tool), "--version"], None, timeout=timeout, limit=limit)
+    return (*result, time.monotonic() - start)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    return status != "Z"
+
+
+# ----------------------------------------------------------- bounds, in this process
+
+
+def test_endless_output_is_cut_at_the_bound_at_once(tmp_path: Path) -> None:
+    tool = _tool(tmp_path, "exec yes 'Cuda compilation tools, release 13.0'\n")
+    status, output, problem, seconds = _collect(tool, timeout=30)
+    assert status is None and problem == f"printed more than {_run.OUTPUT_LIMIT} bytes"
+    assert len(output) == _run.OUTPUT_LIMIT
+    assert seconds < 2
+
+
+def test_one_endless_line_without_newline_is_cut_at_the_bound(tmp_path: Path) -> None:
+    tool = _tool(tmp_path, "exec tr '\\0' x < /dev/zero\n")
+    _status, output, problem, seconds = _collect(tool, timeout=30, limit=4096)
+    assert problem == "printed more than 4096 bytes" and len(output) == 4096
+    assert seconds < 2
+
+
+def test_a_slow_drip_gets_the_timeout_in_all_not_per_read(tmp_path: Path) -> None:
+    tool = _tool(tmp_path, "while :; do printf x; sleep 0.05; done\n")
+    _status, output, problem, seconds = _collect(tool)
+    assert problem == f"did not answer within {T:g} s"
+    assert T <= seconds < T + SLACK, seconds
+    assert output.startswith(b"xxx")  # what it printed is kept
+
+
+@pytest.mark.parametrize(
+    ("case", "body"),
+    [
+        ("silent", "exec sleep 60\n"),
+        ("closes-its-output-and-sleeps", "exec >&- 2>&-\nexec sleep 60\n"),
+        ("ignores-sigterm", "trap '' TERM INT HUP\nwhile :; do sleep 1; done\n"),
+        ("answers-then-hangs", BANNER + "exec sleep 60\n"),
+    ],
+)
+def test_a_hanging_tool_is_killed_at_its_timeout(tmp_path: Path, case: str, body: str) -> None:
+    tool = _tool(tmp_path, body)
+    _status, output, problem, seconds = _collect(tool)
+    assert problem == f"did not answer within {T:g} s", (case, problem, output)
+    assert T <= seconds < T + SLACK, seconds
+
+
+def test_the_whole_process_group_is_killed(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    tool = _tool(tmp_path, f"sleep 60 &\necho $! > {pids}\n(sleep 60; true) &\nexec sleep 60\n")
+    _, _, problem, _ = _collect(tool)
+    assert problem is not None
+    time.sleep(0.1)
+    assert not _alive(int(pids.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("case", "body"),
+    [
+        ("child-keeps-the-output", BANNER + "sleep 30 &\nexit 0\n"),
+        ("grandchild-in-its-own-session", BANNER + "setsid sleep 30 &\nexit 0\n"),
+        ("daemonised-child", BANNER + "(sleep 30 &) \nexit 0\n"),
+    ],
+)
+def test_an_answer_is_kept_when_a_child_holds_the_output(
+    tmp_path: Path, case: str, body: str
+) -> None:
+    tool = _tool(tmp_path, body)
+    status, output, problem, seconds = _collect(tool, timeout=10)
+    assert (status, problem) == (0, None), (case, problem)
+    assert b"release 13.0" in output
+    assert seconds < 1.5, seconds
+
+
+@pytest.mark.parametrize(
+    ("case", "body", "expected"),
+    [
+        (
+            "exit-1",
+            'echo "ptxas fatal: licence expired" >&2\nexit 1\n',
+            "exited with 1: ptxas fatal",
+        ),
+        ("segfault", "kill -SEGV $$\n", "was killed by signal SIGSEGV"),
+        ("abort", "kill -ABRT $$\n", "was killed by signal SIGABRT"),
+        ("not-runnable", None, "cannot be run"),
+    ],
+)
+def test_a_failing_tool_says_how_it_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, body: str | None, expected: str
+) -> None:
+    if body is None:
+        tool = tmp_path / "safe" / "ptxas"
+        tool.parent.mkdir()
+        tool.write_bytes(b"\x7fELF garbage that no kernel runs")
+        tool.chmod(0o755)
+    else:
+        tool = _tool(tmp_path, body)
+    monkeypatch.setattr(_run, "TIMEOUT_S", T)
+    output, problem = _run.ask(tool, answers=None)
+    assert output is None and problem is not None
+    assert problem.startswith("`ptxas --version` ") and expected in problem, problem
+
+
+def test_failures_are_remembered_like_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_run, "TIMEOUT_S", T)
+    tool = _tool(tmp_path, "exec sleep 60\n")
+    cache = tmp_path / "cache"
+    start = time.monotonic()
+    first = _run.ask(tool, answers=cache)
+    middle = time.monotonic()
+    _answers.forget_loaded()  # as a new process would
+    second = _run.ask(tool, answers=cache)
+    end = time.monotonic()
+    assert first == second == (None, f"`ptxas --version` did not answer within {T:g} s")
+    assert middle - start >= T and end - middle < 0.2
+
+
+# ------------------------------------------------------- as users run the command line
+
+
+MEMORY = r"""
+import resource, subprocess, sys, json
+done = subprocess.run(sys.argv[1:], capture_output=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB
+print(json.dumps({"rc": done.returncode, "peak_kib": peak, "err": done.stderr.decode()[-2000:]}))
+"""
+
+
+def test_doctor_with_a_ptxas_that_prints_endlessly_stays_small_and_quick(tmp_path: Path) -> None:
+    tool = _tool(tmp_path, "exec yes 'Cuda compilation tools'\n")
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
+    done = run(
+        [sys.executable, "-c", MEMORY, sys.executable, "-m", "triton_toolchain", "doctor"], env
+    )
+    report = json.loads(done.stdout)
+    assert report["rc"] == 2, report
+    assert f"TRITON_PTXAS_PATH='{tool}'" in report["err"] and "printed more than" in report["err"]
+    assert report["peak_kib"] < 200 * 1024, report["peak_kib"]
+    assert done.seconds < 8, done.seconds
+
+
+MANIFEST_TOOLS = {
+    "hangs": ("exec sleep 60\n", "did not answer within 1 s"),
+    "prints-garbage": ("echo 'ptxas: version ∞ (built by nobody)'\n", "printed no CUDA release"),
+    "prints-binary": ("head -c 300 /dev/urandom\n", "printed no CUDA release"),
+    "exits-1": ('echo "cannot open shared object" >&2\nexit 1\n', "exited with 1"),
+    "lies-about-its-release": (BANNER, "the manifest records release 12.8, the tool says 13.0"),
+}
+
+
+@pytest.mark.parametrize("command", ["doctor", "check-manifest"])
+@pytest.mark.parametrize("case", sorted(MANIFEST_TOOLS))
+def test_a_manifest_ptxas_that_fails_is_named_with_the_manifest_and_key(
+    tmp_path: Path, case: str, command: str
+) -> None:
+    body, words = MANIFEST_TOOLS[case]
+    tool = _tool(tmp_path, body)
+    manifest = tmp_path / "safe" / "manifest.json"
+    entry = {"path": str(tool), **({"version": "12.8"} if case.startswith("lies") else {})}
+    manifest.write_text(json.dumps({"schema": 1, "components": {"ptxas": entry}}))
+    env = clean_env(tmp_path / "home", TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    args = [command] if command == "doctor" else [command, str(manifest)]
+    done = run(cli_with_timeout(1.0, *args), env, timeout=30).clean()
+    assert done.returncode == (2 if command == "doctor" else 1), done.output
+    assert f"{manifest}: components.ptxas" in done.output
+    assert words in done.output
+    assert done.seconds < 6
+
+
+def test_a_manifest_ptxas_that_hangs_costs_its_timeout_once(tmp_path: Path) -> None:
+    tool = _tool(tmp_path, "exec sleep 60\n")
+    manifest = tmp_path / "safe" / "manifest.json"
+    manifest.write_text(json.dumps({"schema": 1, "components": {"ptxas": {"path": str(tool)}}}))
+    env = clean_env(tmp_path / "home", TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    first = run(cli_with_timeout(1.0, "doctor"), env).clean()
+    second = run(cli_with_timeout(1.0, "doctor"), env).clean()
+    assert first.returncode == second.returncode == 2
+    assert second.seconds < first.seconds - 0.8, (first.seconds, second.seconds)
+
+
+def test_a_ptxas_that_answers_garbage_then_hangs_at_import_is_asked_once(tmp_path: Path) -> None:
+    """At ``import triton``, a discovered tool that misbehaves costs its timeout in the
+    first process only (here through CUDA_HOME, with Triton's own found first: the
+    shim's doctor asks every ptxas it lists)."""
+    tool = _tool(tmp_path, "exec sleep 60\n")
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
+    times = []
+    for _ in range(2):
+        done = run(cli_with_timeout(1.0, "env"), env).clean()
+        assert done.returncode == 2 and "did not answer within 1 s" in done.output
+        times.append(done.seconds)
+    assert times[1] < times[0] - 0.8, times
+
+
+@pytest.mark.parametrize("cache", ["private", "refused"])
+def test_a_hanging_ptxas_costs_one_timeout_per_process_not_two(tmp_path: Path, cache: str) -> None:
+    """Whether or not a cache can be kept (here refused: XDG_CACHE_HOME is writable by
+    everyone), a process asks a hanging tool once."""
+    from hostile import shared_dir
+
+    tool = _tool(tmp_path, "exec sleep 60\n")
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
+    if cache == "refused":
+        env["XDG_CACHE_HOME"] = str(shared_dir(tmp_path / "xdg", sticky=False))
+    done = run(cli_with_timeout(2.0, "doctor"), env).clean()
+    assert done.returncode == 2 and "did not answer within 2 s" in done.output
+    assert 2.0 <= done.seconds < 3.5, done.seconds
