@@ -106,7 +106,7 @@ CASES: dict[str, tuple[str | bytes, list[str]]] = {
     "schema-true": ('{"schema": true, "components": {}}', ["schema", "bool True", "integer"]),
     "schema-string": ('{"schema": "1", "components": {}}', ["schema", "must be a JSON integer"]),
     "schema-float": ('{"schema": 1.0, "components": {}}', ["schema", "must be a JSON integer"]),
-    "schema-2": ('{"schema": 2, "components": {}}', ["schema", "reads schema 1"]),
+    "schema-3": ('{"schema": 3, "components": {}}', ["schema", "reads schemas 1 and 2"]),
     "no-components": ('{"schema": 1}', ["components", "is missing"]),
     "components-list": ('{"schema": 1, "components": []}', ["components", "JSON object"]),
     "entry-string": (_with_ptxas('"/usr/bin/ptxas"'), ["components.ptxas", "must be an object"]),

@@ -27,6 +27,7 @@ from hostile import (
     shared_dir,
 )
 from triton_layouts import Namespace
+from triton_toolchain._manifest import SCHEMA
 
 WRITERS = 32
 READERS = 32
@@ -179,7 +180,7 @@ def test_lock_onto_a_planted_link_never_writes_through_it(tmp_path: Path, force:
     if force:
         assert done.returncode == 1, done.output  # written; the driver etc. are missing
         assert f"replaced the symbolic link {link}" in done.stderr
-        assert not link.is_symlink() and json.loads(link.read_text())["schema"] == 1
+        assert not link.is_symlink() and json.loads(link.read_text())["schema"] == SCHEMA
     else:
         assert done.returncode == 2
         assert f"{link} is a symbolic link; not overwriting it" in done.stderr

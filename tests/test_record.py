@@ -190,6 +190,31 @@ def test_a_damaged_or_foreign_record_is_only_a_miss(tmp_path: Path, damage: str)
     assert time.monotonic() - start < 1
 
 
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "not a list",
+        ["stat"],
+        ["stat", "/", [1], "extra"],
+        ["unknown-op", "/", None],
+        ["stat", 42, None],
+        ["glob", "/\u0000x/*", None],
+        ["env", ["a"], None],
+    ],
+)
+def test_a_record_with_a_malformed_fact_is_only_a_miss(tmp_path: Path, fact: object) -> None:
+    """The record's key is right and its other facts hold; one fact of a form no
+    resolution writes makes it a miss, not an error."""
+    _machine(tmp_path)
+    environ = _environ(tmp_path)
+    key, _ = _store(tmp_path, environ)
+    record = Path(_record.cache_dir(environ) or "", _record.RECORD_FILE)
+    doc = json.loads(record.read_text())
+    doc["records"][0]["facts"].append(fact)
+    record.write_text(json.dumps(doc))
+    assert _record.lookup(key, environ) is None
+
+
 def test_the_fast_path_imports_nothing_of_the_resolver(tmp_path: Path) -> None:
     """A process that finds a valid record imports neither the resolver nor pyelftools,
     and starts no process."""

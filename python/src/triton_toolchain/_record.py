@@ -196,12 +196,21 @@ def _jsonable(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def verify(facts: list[list[Any]], environ: Mapping[str, str]) -> bool:
-    """Every fact, observed again, has the value recorded."""
+def verify(facts: list[Any], environ: Mapping[str, str]) -> bool:
+    """Every fact, observed again, has the value recorded (a malformed fact never
+    holds)."""
     looks = _trust.Looks()
-    for op, arg, value in facts:
-        now = environ.get(arg) if op == "env" else OPS[op](arg, looks)
-        if _jsonable(now) != value:
+    for fact in facts:
+        if not (isinstance(fact, list) and len(fact) == 3 and isinstance(fact[1], str)):
+            return False
+        op, arg, value = fact
+        if op == "env":
+            now = environ.get(arg)
+        elif op in OPS:
+            now = _jsonable(OPS[op](arg, looks))
+        else:
+            return False
+        if now != value:
             return False
     return True
 
@@ -337,13 +346,8 @@ def _records(environ: Mapping[str, str]) -> list[dict[str, Any]]:
     records = doc.get("records") if isinstance(doc, dict) else None
     if not isinstance(records, list):
         return []
-    return [
-        r
-        for r in records
-        if isinstance(r, dict)
-        and isinstance(r.get("facts"), list)
-        and all(isinstance(f, list) and len(f) == 3 and f[0] in (*OPS, "env") for f in r["facts"])
-    ]
+    # The facts' form is checked by ``verify``, for the one record whose key matches.
+    return [r for r in records if isinstance(r, dict) and isinstance(r.get("facts"), list)]
 
 
 def lookup(key: list[Any], environ: Mapping[str, str]) -> dict[str, Any] | None:

@@ -137,7 +137,7 @@ def resolve(
             if name == "..":
                 current = os.path.dirname(current) or "/"
                 continue
-            candidate = os.path.join(current, name)
+            candidate = f"{current}/{name}" if current != "/" else f"/{name}"
             st = look.lstat(candidate)
             if stat.S_ISLNK(st.st_mode):
                 links += 1
