@@ -1,5 +1,5 @@
 """Hostile corpus, what the shim remembers: the tools' answers (``answers-v2.json``) and
-the activation record (``activation-v1.json``) are believed only from a directory this
+the activation record (``activation-v2.marshal``) are believed only from a directory this
 user alone can write, never outlive a change of the file they describe (its change
 time included), and a damaged file of any kind only means asking again, quickly.
 
@@ -10,6 +10,7 @@ user (``setpriv``) or everyone could have put it.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -35,7 +36,7 @@ from hostile import (
 )
 from triton_layouts import Layout, run_scenario, scenario_env
 from triton_toolchain._discovery._answers import ANSWERS_FILE
-from triton_toolchain._record import RECORD_FILE
+from triton_toolchain._record import RECORD_FILE, RECORD_HEADER, decode, encode
 
 REAL = "13.0"
 LIE = "99.9"
@@ -317,15 +318,34 @@ def test_a_damaged_answers_file_only_means_asking_again(tmp_path: Path, case: st
     assert done.seconds < 10, done.seconds
 
 
-@pytest.mark.parametrize(
-    "case", ["fifo", "link-to-dev-zero", "garbage", "nested-100000-deep", "8-gib-sparse"]
-)
+def _marshalled(payload: bytes) -> Callable[[Path], None]:
+    """A record file with the right header line and ``payload`` after it."""
+
+    def damage(path: Path) -> None:
+        path.write_bytes(RECORD_HEADER + payload)
+
+    return damage
+
+
+RECORD_DAMAGE: dict[str, Callable[[Path], None]] = {
+    **{case: DAMAGE[case] for case in ("fifo", "link-to-dev-zero", "garbage", "8-gib-sparse")},
+    "nested-100000-deep": DAMAGE["nested-100000-deep"],
+    "header-then-garbage": _marshalled(b"\xff\xfe{not marshal"),
+    "header-then-truncated": _marshalled(marshal.dumps({"records": [{"facts": []}]})[:9]),
+    "header-then-a-list": _marshalled(marshal.dumps([1, 2, 3])),
+    "header-then-wrong-types": _marshalled(marshal.dumps({"records": [{"facts": 1}, 7, None]})),
+    "header-then-nested-100000-deep": _marshalled(b"[\x01\x00\x00\x00" * 100_000 + b"N"),
+    "header-then-code": _marshalled(marshal.dumps({"records": [compile("1", "x", "eval")]})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECORD_DAMAGE))
 def test_a_damaged_activation_record_only_means_resolving_again(tmp_path: Path, case: str) -> None:
     layout = Layout(tmp_path, tmp_path / "ptxas.log")
     env = scenario_env(layout, manifest=False)
     record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
     record.parent.mkdir(parents=True, mode=0o700)
-    DAMAGE[case](record)
+    RECORD_DAMAGE[case](record)
     report = run_scenario(layout, "hook", [], env=env)
     assert report["activation"]["mode"] == "knobs"
     assert "Traceback" not in report["stderr"] and "Warning" not in report["stderr"]
@@ -339,14 +359,14 @@ def _record_with_a_planted_ptxas(tmp: Path, plant: Plant) -> tuple[Layout, dict[
     run_scenario(layout, "hook", [], env=env)
     record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
     tool = plant.ptxas(tmp / "planted" / "ptxas", "12.8")
-    doc = json.loads(record.read_text())
-    for entry in doc["records"]:
+    records = decode(record.read_bytes())
+    for entry in records:
         for setting in entry["result"]["settings"]:
             if setting["component"] in ("ptxas", "ptxas-blackwell"):
                 setting["value"] = str(tool)
         for name in ("ptxas", "ptxas-blackwell"):
             entry["result"]["toolchain"]["components"][name]["path"] = str(tool)
-    record.write_text(json.dumps(doc))
+    record.write_bytes(encode(records))
     return layout, env, record
 
 

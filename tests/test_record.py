@@ -209,9 +209,9 @@ def test_a_record_with_a_malformed_fact_is_only_a_miss(tmp_path: Path, fact: obj
     environ = _environ(tmp_path)
     key, _ = _store(tmp_path, environ)
     record = Path(_record.cache_dir(environ) or "", _record.RECORD_FILE)
-    doc = json.loads(record.read_text())
-    doc["records"][0]["facts"].append(fact)
-    record.write_text(json.dumps(doc))
+    records = _record.decode(record.read_bytes())
+    records[0]["facts"].append(fact)
+    record.write_bytes(_record.encode(records))
     assert _record.lookup(key, environ) is None
 
 

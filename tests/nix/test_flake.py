@@ -970,17 +970,11 @@ def _e2e(wrapped: Wrapped, tmp_path: Path, body: str) -> tuple[dict, list[str]]:
 def test_e2e_triton_assembles_with_the_stores_ptxas(wrapped: Wrapped, tmp_path: Path) -> None:
     """Triton compiles a kernel ahead of time for sm_90: the store's ptxas ran."""
     body = """
-import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
+from triton_toolchain._kernel import CONSTEXPRS, SIGNATURE, add_kernel
 
-@triton.jit
-def k(x, y, n, B: tl.constexpr):
-    o = tl.program_id(0) * B + tl.arange(0, B)
-    tl.store(y + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)
-
-signature = {"x": "*fp32", "y": "*fp32", "n": "i32", "B": "constexpr"}
-src = ASTSource(k, signature=signature, constexprs={"B": 128})
+src = ASTSource(add_kernel, signature=SIGNATURE, constexprs=CONSTEXPRS)
 report["cubin"] = len(triton.compile(src, target=GPUTarget("cuda", 90, 32)).asm["cubin"])
 """
     report, record = _e2e(wrapped, tmp_path, body)

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from ._activate import Activation as Activation
 from ._activate import activate as activate
-from ._errors import BuildError as BuildError
-from ._errors import ManifestError as ManifestError
-from ._errors import MissingComponentError as MissingComponentError
-from ._errors import SettingError as SettingError
-from ._errors import ToolchainError as ToolchainError
 from ._hook import after_triton_import as after_triton_import
 
 if TYPE_CHECKING:
     from ._discovery._host import Host as Host
+    from ._errors import BuildError as BuildError
+    from ._errors import ManifestError as ManifestError
+    from ._errors import MissingComponentError as MissingComponentError
+    from ._errors import SettingError as SettingError
+    from ._errors import ToolchainError as ToolchainError
     from ._model import Choice as Choice
     from ._model import Rejection as Rejection
     from ._model import Source as Source
@@ -54,6 +54,11 @@ __all__ = [
 
 # Public names that load their module on first use: name -> module.
 _LAZY = {
+    "BuildError": "._errors",
+    "ManifestError": "._errors",
+    "MissingComponentError": "._errors",
+    "SettingError": "._errors",
+    "ToolchainError": "._errors",
     "Host": "._discovery._host",
     "Choice": "._model",
     "Rejection": "._model",

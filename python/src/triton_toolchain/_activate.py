@@ -4,7 +4,7 @@ What it does, in order:
 
 1. resolve, or reuse the activation record of an earlier process whose every observed
    fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver);
-2. load the chosen driver by its absolute path (``_loaded.preload_driver``), so that
+2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
    every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
    Triton, CuPy or ``cuda.bindings``, gets this one;
 3. hand the plan to Triton (``_triton._apply``) once it is imported.
@@ -38,8 +38,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _record
-from ._loaded import loaded_drivers, preload_driver
-from ._patching import Patches, Report
+from ._process import Patches, Report, loaded_drivers, preload_driver
 
 if TYPE_CHECKING:
     from ._model import Toolchain
@@ -141,6 +140,7 @@ class _State:
         self.triton: TritonState | None = None
         self.driver: str | None = None
         self.driver_notes: tuple[str, ...] = ()
+        self.mapped: list[str] | None = None  # the drivers mapped when last resolved
         self.last: Activation | None = None
         self.torch_patches = Patches()
         self.torch_report = Report()  # what torch got, cumulatively
@@ -183,15 +183,17 @@ def resolved_plan(arch: int | None) -> dict[str, Any]:
     environ = user_environ()
     inputs = (arch, tuple(sorted(environ.items())))
     if _STATE.memo is not None and _STATE.memo[0] == inputs:
+        _STATE.mapped = None  # not read now: the driver load reads it again
         return _STATE.memo[1]
     key = _record.identity(arch)
-    loaded = bool(loaded_drivers())  # what this process loaded is no fact of the machine
-    plan = None if loaded else _record.lookup(key, environ)
+    # What this process loaded is no fact of the machine: with a driver mapped, resolve.
+    _STATE.mapped = loaded_drivers()
+    plan = None if _STATE.mapped else _record.lookup(key, environ)
     if plan is None:
         from ._plan import resolve_plan
 
         plan, facts = resolve_plan(arch, environ)
-        if not loaded:
+        if not _STATE.mapped:
             from ._plan import without_history
 
             _record.store(key, facts, without_history(plan), environ)
@@ -212,7 +214,7 @@ def _load_driver(plan: Mapping[str, Any]) -> None:
         return
     notes = []
     try:
-        _STATE.driver = preload_driver(path)
+        _STATE.driver = preload_driver(path, _STATE.mapped)
     except (OSError, ValueError) as exc:
         notes.append(f"could not load the driver {path}: {exc}")
     if _STATE.driver and os.path.realpath(_STATE.driver) != os.path.realpath(path):

@@ -89,6 +89,14 @@ class Choice:
         version = f", {self.version!r}" if self.version else ""
         return f"Choice({self.component!r}, {self.path!r}{version}, {self.source})"
 
+    def history(self) -> list[str]:
+        """The places looked at and the candidates rejected, as indented lines."""
+        lines = ["  looked at:", *(f"    {place}" for place in self.searched)]
+        lines = lines if self.searched else []
+        if self.rejected:
+            lines += ["  rejected:", *(f"    {rejection}" for rejection in self.rejected)]
+        return lines
+
     def explain(self, *, strict_manifest: str | None = None) -> str:
         """A multi-line account of a missing component: what it is, where the shim looked,
         what it rejected and why, and the fix."""
@@ -97,12 +105,7 @@ class Choice:
         if self.error:
             lines.append(f"  error: {self.error}")
         lines += [f"  note: {note}" for note in self.notes]
-        if self.searched:
-            lines.append("  looked at:")
-            lines += [f"    {place}" for place in self.searched]
-        if self.rejected:
-            lines.append("  rejected:")
-            lines += [f"    {rejection}" for rejection in self.rejected]
+        lines += self.history()
         if strict_manifest:
             lines.append(
                 f"  the manifest {strict_manifest} is strict, so nothing else was searched"

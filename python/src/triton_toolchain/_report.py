@@ -344,12 +344,7 @@ def _details(choice: Choice, tc: Toolchain) -> str:
         return explain_missing(choice, tc)
     version = f", {choice.version}" if choice.version else ""
     lines = [f"{choice.component}: {choice.path} ({choice.source}{version})"]
-    if choice.searched:
-        lines.append("  looked at:")
-        lines += [f"    {place}" for place in choice.searched]
-    if choice.rejected:
-        lines.append("  rejected:")
-        lines += [f"    {rejection}" for rejection in choice.rejected]
+    lines += choice.history()
     lines += [f"  note: {note}" for note in choice.notes]
     return "\n".join(lines)
 

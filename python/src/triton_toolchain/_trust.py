@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
+from typing import TypeVar
 
 MAX_LINKS = 40  # as the kernel's MAXSYMLINKS
+_T = TypeVar("_T")
 
 
 def _private_group(st: os.stat_result) -> bool:
@@ -57,7 +60,7 @@ def entry_problem(
     """Why ``path`` (with status ``st``) lets someone else change what it holds, or
     ``None``. ``sticky_ok``: a sticky directory passes (default: ``directory``)."""
     what = "directory" if directory or stat.S_ISDIR(st.st_mode) else "file"
-    if st.st_uid not in (0, os.geteuid()):
+    if st.st_uid != 0 and st.st_uid != os.geteuid():
         return f"not trusted: {what} {path} is owned by {_owner_name(st.st_uid)}"
     mode = st.st_mode
     if (directory if sticky_ok is None else sticky_ok) and mode & stat.S_ISVTX:
@@ -70,7 +73,7 @@ def entry_problem(
 
 
 def _link_problem(path: str, st: os.stat_result) -> str | None:
-    if st.st_uid in (0, os.geteuid()):
+    if st.st_uid == 0 or st.st_uid == os.geteuid():
         return None
     return f"not trusted: symbolic link {path} is owned by {_owner_name(st.st_uid)}"
 
@@ -82,30 +85,38 @@ class Looks:
     def __init__(self) -> None:
         self._stat: dict[str, os.stat_result | OSError] = {}
         self._link: dict[str, str | OSError] = {}
+        # Real directories a walk reached and passed, every directory above included:
+        # a later walk of a path in one of them starts there.
+        self.passed: set[str] = set()
 
     def lstat(self, path: str) -> os.stat_result:
-        found = self._stat.get(path)
-        if found is None:
-            try:
-                found = os.lstat(path)
-            except OSError as exc:
-                found = exc
-            self._stat[path] = found
-        if isinstance(found, OSError):
-            raise found
-        return found
+        return _remembered(self._stat, os.lstat, path)
 
     def readlink(self, path: str) -> str:
-        found = self._link.get(path)
-        if found is None:
-            try:
-                found = os.readlink(path)
-            except OSError as exc:
-                found = exc
-            self._link[path] = found
-        if isinstance(found, OSError):
-            raise found
-        return found
+        return _remembered(self._link, os.readlink, path)
+
+
+def _remembered(seen: dict[str, _T | OSError], call: Callable[[str], _T], path: str) -> _T:
+    """``call(path)``, or what it returned or raised the first time."""
+    found = seen.get(path)
+    if found is None:
+        try:
+            found = call(path)
+        except OSError as exc:
+            found = exc
+        seen[path] = found
+    if isinstance(found, OSError):
+        raise found
+    return found
+
+
+def _start(path: str, look: Looks) -> tuple[str, list[str]]:
+    """Where a walk of ``path`` begins, and its components from there: in the
+    directory that holds it when an earlier walk of this ``Looks`` passed that one."""
+    head, _, tail = path.rpartition("/")
+    if head in look.passed and tail not in ("", ".", ".."):
+        return head, [tail]
+    return "/", [p for p in path.split("/") if p]
 
 
 def resolve(
@@ -123,13 +134,13 @@ def resolve(
     if not path.startswith("/"):
         return path, f"{path} is not an absolute path"
     look = looks or Looks()
-    parts = [p for p in path.split("/") if p]
-    current = "/"
+    current, parts = _start(path, look)
     links = 0
     name = ""
     problem: str | None = None
     try:
-        problem = entry_problem("/", look.lstat("/"), directory=True)
+        if current == "/":
+            problem = entry_problem("/", look.lstat("/"), directory=True)
         while parts:
             name = parts.pop(0)
             if name == ".":
@@ -156,6 +167,8 @@ def resolve(
                 return os.path.join(candidate, *parts), problem or (
                     f"{path}: {candidate} is not a directory"
                 )
+            if parts and problem is None:
+                look.passed.add(candidate)
             current = candidate
     except OSError as exc:
         rest = os.path.join(current, name, *parts) if parts or name else current

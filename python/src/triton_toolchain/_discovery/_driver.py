@@ -55,8 +55,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .._catalog import MACHINES
-from .._loaded import loaded_drivers
 from .._model import Choice, Rejection, Source, SourceKind
+from .._process import loaded_drivers
 from . import _fs
 from ._elf import machine_problem, read_elf
 from ._host import Host

@@ -36,7 +36,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._patching import ORIGINAL, Patches, Report
+from .._process import ORIGINAL, Patches, Report
 
 PlanGetter = Callable[[], dict[str, Any]]
 # Functions whose failure the shim explains, per torch module (releases that lack one

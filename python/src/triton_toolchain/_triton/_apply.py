@@ -38,7 +38,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal
 
-from .._patching import ORIGINAL, Namespace, Patches, Report
+from .._process import ORIGINAL, Namespace, Patches, Report
 
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"

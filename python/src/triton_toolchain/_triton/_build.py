@@ -18,7 +18,7 @@ What it does differently from Triton's own ``_build`` (``runtime/build.py``), wh
   to the run-time driver's directory, so even a process without the shim that loads it
   from Triton's cache finds the chosen driver;
 - before returning, the chosen driver is loaded by its absolute path with
-  ``RTLD_GLOBAL`` (``_loaded.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
+  ``RTLD_GLOBAL`` (``_process.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
   ``driver.c``'s ``dlopen("libcuda.so.1")`` bind to it by SONAME, whatever
   ``LD_LIBRARY_PATH`` says;
 - the compiler runs for at most ``BUILD_TIMEOUT_S`` seconds with bounded output (its
@@ -47,8 +47,8 @@ from .._catalog import COMPONENT
 from .._discovery._compiler import command_argv
 from .._discovery._run import collect
 from .._errors import BuildError, MissingComponentError
-from .._loaded import preload_driver
 from .._model import Toolchain
+from .._process import preload_driver
 
 DRIVER_SONAME = "libcuda.so.1"
 # How Triton names the driver library in ``libraries``: 3.0-3.5 ``cuda`` (-lcuda),

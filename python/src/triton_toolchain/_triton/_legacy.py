@@ -19,7 +19,7 @@ import os
 import sys
 
 from .._catalog import triton_release
-from .._patching import Report
+from .._process import Report
 from ._apply import BUILD, LauncherBuild, PlanGetter, TritonState, namespaces
 from ._guards import _triton_version
 
