@@ -78,10 +78,10 @@ def timed(name, *, finished):
     t = time.perf_counter()
     original(name, finished=finished)
     spent.append(time.perf_counter() - t)
-def timed_preload(path):
+def timed_preload(*args):
     t = time.perf_counter()
     try:
-        return preload(path)
+        return preload(*args)
     finally:
         driver[0] += time.perf_counter() - t
 hook._notify, activation.preload_driver = timed, timed_preload

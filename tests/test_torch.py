@@ -20,8 +20,10 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import pytest
 from triton_layouts import ROOT, SRC, Namespace, recording_tool
 
+pytestmark = pytest.mark.torch
 SCENARIO = ROOT / "tests" / "torch_scenario.py"
 REAL_GXX = Path(os.path.realpath("/usr/bin/g++"))
 # What gcc runs from PATH (the assembler, the linker) and what Inductor runs (openssl,
