@@ -188,7 +188,9 @@ def report(module: str, cases: dict[str, dict[str, str]], runs: int, miss_home: 
             # CUDA call; the shim only makes it happen first, by absolute path.
             shim = statistics.median(total - driver for total, driver in inside[case])
             driver = statistics.median(driver for _, driver in inside[case])
+            # As a share of the import too: comparable across machines of different speed.
             line += f"  {median - off:+7.2f} ms vs off  in the shim {shim:6.2f} ms"
+            line += f" ({100 * shim / off:.1f} % of off)"
             line += f" (+ driver load {driver:.2f} ms)" if driver else ""
         if case in TARGETS_MS:
             seen = probe(module, cases[case])

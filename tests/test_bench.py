@@ -1,0 +1,67 @@
+"""The benchmarks under ``bench/`` run (one round each), and what they check besides
+speed holds: from a manifest and from the warm record, activation starts no process,
+imports no pyelftools and loads none of the resolver's modules; resolving from a
+manifest starts no process; the ``.pth`` hook imports nothing at start-up; the record
+is used. Times are the benchmarks' business (their exit status 1 means a time target
+missed on this machine), not asserted here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from triton_layouts import ROOT
+
+BENCH = ROOT / "bench"
+# Modules only a resolution on a miss, doctor or a launcher build may load.
+SLOW_PATH = ("triton_toolchain._resolve", "triton_toolchain._model", "triton_toolchain._catalog")
+
+
+def bench(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def lines_starting(output: str, word: str) -> list[str]:
+    return [line for line in output.splitlines() if line.split()[:1] == [word]]
+
+
+def test_activation_fast_path_starts_nothing_and_loads_no_resolver() -> None:
+    out = bench("activation.py", "--runs", "1").stdout
+    for case in ("manifest", "discovery"):
+        found = lines_starting(out, case)
+        assert found, out  # one per imported library: triton, and torch where installed
+        for line in found:
+            assert "processes 0" in line and "pyelftools False" in line, line
+    hits = [line for line in out.splitlines() if "shim modules on a hit:" in line]
+    assert hits, out
+    for line in hits:
+        assert "triton_toolchain._activate" in line, line
+        assert not any(f"{module}," in f"{line}," for module in SLOW_PATH), line
+
+
+def test_resolve_from_a_manifest_starts_no_process() -> None:
+    out = bench("resolve.py", "--runs", "1").stdout
+    assert "manifest resolution: processes started 0, pyelftools imported: False" in out, out
+    assert len(lines_starting(out, "triton-toolchain,")) == 2, out
+
+
+def test_hardening_bench_uses_the_record() -> None:
+    # The script asserts that every round hit the activation record.
+    out = bench("hardening.py", "--runs", "1").stdout
+    assert lines_starting(out, "activation"), out
+
+
+def test_startup_hook_imports_nothing() -> None:
+    out = bench("startup.py", "--runs", "3").stdout
+    assert "importtime lines mentioning triton: none (the hook imports nothing)" in out, out
+    assert "_TritonToolchainStub" in out, out
