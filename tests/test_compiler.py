@@ -176,7 +176,8 @@ def test_gcc_in_current_directory_through_empty_path_entry_is_not_used(
         command_from_setting(host, "gcc")
     assert str(info.value) == (
         "'gcc' was not found on the absolute entries of PATH "
-        "(PATH entry '': empty entry (means the current directory), ignored)"
+        "(PATH entry '': empty entry (means the current directory), ignored): install it "
+        "or give its absolute path"
     )
     assert not log.exists()
 

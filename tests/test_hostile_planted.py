@@ -150,7 +150,8 @@ def test_a_planted_manifest_is_refused_and_nothing_it_names_runs(
     assert done.returncode == 2, done.output
     assert f"error: {manifest}: not trusted: " in done.stderr
     assert why in done.stderr
-    assert "only root or you can change" in done.stderr  # the fix
+    assert "nobody but root and you can change it" in done.stderr  # the fix
+    assert "chmod go-w" in done.stderr
     assert plant.runs() == []
 
 

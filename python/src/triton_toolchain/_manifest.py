@@ -362,11 +362,8 @@ def load(file: Path) -> Manifest:
             f"(JSON, schema {SCHEMA})"
         )
     distrust = _fs.untrusted(file)
-    if distrust and distrust.startswith("not trusted: "):
-        raise ManifestError(
-            f"{file}: {distrust}; a manifest says which programs run, so it must "
-            "be a file only root or you can change (move it, or fix the permissions)"
-        )
+    if distrust and distrust.startswith(_trust.UNTRUSTED):
+        raise ManifestError(f"{file}: {distrust}; a manifest says which programs run: {_trust.FIX}")
     try:
         data = _fs.read_regular(file, MAX_BYTES)
     except _fs.ReadProblem as exc:

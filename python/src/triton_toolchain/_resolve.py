@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
+from . import _trust
 from ._catalog import ARCH_RELEASES, COMPONENTS, Component
 from ._discovery import LOCATORS
 from ._discovery._host import Host
@@ -89,8 +90,11 @@ def _exported_source(
 
 
 def _setting_error(spec: Component, variable: str, value: str, problem: str) -> str:
+    """The error of a wrong explicit setting: the variable, its value, the problem, and
+    the fix (for a file others could change, making it safe; else the component's)."""
+    fix = _trust.FIX if problem.startswith(_trust.UNTRUSTED) else spec.fix
     return (
-        f"{variable}={value!r}: {problem}; fix: {spec.fix}, or unset {variable} to "
+        f"{variable}={value!r}: {problem}; fix: {fix}, or unset {variable} to "
         "let triton-toolchain look for it"
     )
 

@@ -29,6 +29,12 @@ from collections.abc import Callable
 from typing import TypeVar
 
 MAX_LINKS = 40  # as the kernel's MAXSYMLINKS
+# Every reason this module gives starts so; the fix for any of them.
+UNTRUSTED = "not trusted: "
+FIX = (
+    "move it where nobody but root and you can change it or a directory above it, or take "
+    "the others' write permission away (chmod go-w)"
+)
 _T = TypeVar("_T")
 
 
@@ -61,21 +67,21 @@ def entry_problem(
     ``None``. ``sticky_ok``: a sticky directory passes (default: ``directory``)."""
     what = "directory" if directory or stat.S_ISDIR(st.st_mode) else "file"
     if st.st_uid != 0 and st.st_uid != os.geteuid():
-        return f"not trusted: {what} {path} is owned by {_owner_name(st.st_uid)}"
+        return f"{UNTRUSTED}{what} {path} is owned by {_owner_name(st.st_uid)}"
     mode = st.st_mode
     if (directory if sticky_ok is None else sticky_ok) and mode & stat.S_ISVTX:
         return None
     if mode & stat.S_IWOTH:
-        return f"not trusted: {what} {path} is writable by everyone"
+        return f"{UNTRUSTED}{what} {path} is writable by everyone"
     if mode & stat.S_IWGRP and not _private_group(st):
-        return f"not trusted: {what} {path} is writable by its group (gid {st.st_gid})"
+        return f"{UNTRUSTED}{what} {path} is writable by its group (gid {st.st_gid})"
     return None
 
 
 def _link_problem(path: str, st: os.stat_result) -> str | None:
     if st.st_uid == 0 or st.st_uid == os.geteuid():
         return None
-    return f"not trusted: symbolic link {path} is owned by {_owner_name(st.st_uid)}"
+    return f"{UNTRUSTED}symbolic link {path} is owned by {_owner_name(st.st_uid)}"
 
 
 class Looks:

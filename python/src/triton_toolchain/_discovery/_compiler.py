@@ -133,7 +133,10 @@ def _program(host: Host, word: str) -> Path:
         if _fs.file_problem(cand.path, executable=True) is None:
             return cand.path
     ignored = f" ({'; '.join(refused)})" if refused else ""
-    raise ValueError(f"{word!r} was not found on the absolute entries of PATH{ignored}")
+    raise ValueError(
+        f"{word!r} was not found on the absolute entries of PATH{ignored}: install it or "
+        "give its absolute path"
+    )
 
 
 def command_from_setting(host: Host, value: str) -> Path:
