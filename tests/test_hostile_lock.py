@@ -251,6 +251,18 @@ def test_lock_onto_a_special_file_is_refused_at_once(tmp_path: Path, kind: str) 
         keep.close()
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_lock_to_an_empty_path_is_refused_by_name(tmp_path: Path, force: bool) -> None:
+    """``-o ''`` names no file (made absolute, it would be the current directory)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    flags = ["--force"] if force else []
+    done = cli("lock", *flags, "-o", "", env=_writer_env(tmp_path, "w"), cwd=work)
+    assert done.returncode == 2
+    assert done.stderr == "error: lock -o '': give the path of the manifest file to write\n"
+    assert list(work.iterdir()) == []
+
+
 def test_lock_to_a_closed_standard_output_is_exit_2_without_traceback(tmp_path: Path) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)

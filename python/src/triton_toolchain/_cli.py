@@ -30,7 +30,7 @@ from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
 from ._discovery._host import Host
 from ._discovery._search import Context
-from ._errors import SettingError, ToolchainError
+from ._errors import ManifestError, SettingError, ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
 from ._model import Choice, Source, SourceKind, Toolchain
@@ -236,6 +236,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
     )
     if args.output is None:
         sys.stdout.write(text)
+    elif not args.output:  # os.path.abspath("") would be the current directory
+        raise ManifestError("lock -o '': give the path of the manifest file to write")
     else:
         out = Path(os.path.abspath(args.output))
         done = write(out, text, force=args.force)
