@@ -99,55 +99,35 @@ print(json.dumps(sorted(m for m in set(sys.modules) - before
 """
 
 
+def last_line(code: str, env: dict[str, str]) -> str:
+    """The last line ``code`` prints in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
 def stdlib_loaded_by(module: str, env: dict[str, str]) -> list[str]:
     """The standard library modules ``import module`` loads without the shim."""
-    done = subprocess.run(
-        [sys.executable, "-c", BASELINE_MODULES.format(module=module)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    names: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    names: list[str] = json.loads(last_line(BASELINE_MODULES.format(module=module), env))
     return names
 
 
 def inside_once(module: str, env: dict[str, str], preload: list[str]) -> tuple[float, float]:
     """Milliseconds spent in the shim during the import, and of those, in loading the
     driver."""
-    done = subprocess.run(
-        [sys.executable, "-c", INSIDE.format(module=module, preload=preload)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    shim, driver = done.stdout.strip().splitlines()[-1].split()
+    shim, driver = last_line(INSIDE.format(module=module, preload=preload), env).split()
     return float(shim) * 1000.0, float(driver) * 1000.0
 
 
 def run_once(module: str, env: dict[str, str]) -> float:
     """Milliseconds the import took, timed inside a fresh interpreter (its start-up and
     site processing are ``bench/startup.py``'s business)."""
-    done = subprocess.run(
-        [sys.executable, "-c", TIMED.format(module=module)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return float(done.stdout.strip().splitlines()[-1]) * 1000.0
+    return float(last_line(TIMED.format(module=module), env)) * 1000.0
 
 
 def probe(module: str, env: dict[str, str]) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(module=module)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(last_line(PROBE.format(module=module), env))
     return result
 
 
