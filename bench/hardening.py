@@ -24,7 +24,6 @@ Usage: python bench/hardening.py [--runs N]   (needs triton and triton_toolchain
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -32,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from resolve import TRITON, driver_stand_in
+from resolve import TRITON, driver_stand_in, median_ms, once
 
 TIMED = r"""
 import json, sys, time
@@ -68,18 +67,6 @@ hit = _record.lookup(_record.identity(None), _activate.user_environ()) is not No
 print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1], "hit": hit}))
 """
 )
-
-
-def once(code: str, env: dict[str, str]) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
-def median_ms(results: list[dict[str, object]], key: str) -> float:
-    return statistics.median(float(r[key]) for r in results) * 1000  # type: ignore[arg-type]
 
 
 def main() -> None:

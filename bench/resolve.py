@@ -100,6 +100,15 @@ def driver_stand_in(tmp: str) -> str:
     return directory
 
 
+def once(code: str, env: dict[str, str]) -> dict[str, object]:
+    """The JSON object ``code`` prints last, run in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
 def measure(
     code: str, runs: int, env: dict[str, str], fresh_cache: str | None = None
 ) -> list[dict[str, object]]:
@@ -110,10 +119,7 @@ def measure(
         run_env = dict(env)
         if fresh_cache is not None:
             run_env["XDG_CACHE_HOME"] = os.path.join(fresh_cache, str(i))
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=run_env, check=True
-        )
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        results.append(once(code, run_env))
     return results
 
 
