@@ -538,3 +538,57 @@ def test_a_manifests_driver_directory_this_machine_lacks_is_no_error(tmp_path: P
     assert done.returncode in (0, 1), done.output
     assert json.loads(done.stdout)["manifest_rejections"] == []
     assert cli("check-manifest", str(manifest), env=env).returncode == 0
+
+
+# ------------------------------------------------------------- walks sharing one view
+
+
+def test_walks_that_share_a_view_judge_as_a_fresh_walk_does(tmp_path: Path) -> None:
+    """One ``Looks`` serves every walk of a resolution (and of a record's verification);
+    a walk starts in the deepest directory an earlier one passed. What lies below it,
+    links owned by others, absolute link targets and ``..`` are still judged: each
+    verdict equals that of a walk with a view of its own."""
+    from triton_toolchain import _trust
+
+    reachable(tmp_path)
+    safe = tmp_path / "safe" / "a" / "b"
+    safe.mkdir(parents=True)
+    (safe / "ok").write_text("")
+    shared = shared_dir(safe / "shared", sticky=False)
+    (shared / "f").write_text("")
+    open_dir = shared_dir(tmp_path / "open", sticky=False)
+    (open_dir / "f").write_text("")
+    (safe / "abs").symlink_to(open_dir / "f")
+    (safe / "back").symlink_to(safe / "ok")
+    theirs = shared_dir(tmp_path / "sticky", sticky=True)  # as /tmp: theirs to add to
+    os.symlink(safe / "ok", theirs / "link")
+    os.lchown(theirs / "link", OTHER_UID, OTHER_UID)
+    (safe / "via").symlink_to(theirs / "link")
+    (theirs / "mine").write_text("")
+    paths = [
+        theirs / "mine",  # passes the sticky directory on the way
+        theirs,  # but whose contents are used, it is judged as what it names
+        safe / "ok",
+        safe / "shared" / "f",
+        safe / "abs",
+        safe / "back",
+        safe / "via",
+        safe / "shared" / ".." / "ok",
+        tmp_path / "open" / "f",
+        safe / "missing",
+    ]
+    shared_view = _trust.Looks()
+    for path in paths * 2:  # the second round starts where the first passed
+        together = _trust.resolve(str(path), shared_view)
+        alone = _trust.resolve(str(path), _trust.Looks())
+        assert together == alone, path
+    mine, sticky, ok, in_shared, absolute, back, via, dotdot, in_open, missing = (
+        _trust.untrusted(str(p), shared_view) for p in paths
+    )
+    assert mine is None and ok is None and back is None
+    assert sticky == f"not trusted: directory {theirs} is writable by everyone"
+    assert in_shared == f"not trusted: directory {shared} is writable by everyone"
+    assert dotdot == in_shared  # `..` out of the shared directory went through it
+    assert absolute == in_open == f"not trusted: directory {open_dir} is writable by everyone"
+    assert via == f"not trusted: symbolic link {theirs / 'link'} is owned by uid {OTHER_UID}"
+    assert missing is not None and "cannot be examined" in missing
