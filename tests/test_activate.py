@@ -22,7 +22,7 @@ from triton_layouts import (
     scenario_env,
     triton_version,
 )
-from triton_toolchain import _hook
+from triton_toolchain import _activate
 
 KNOBS = triton_version() >= (3, 4)
 EXPECTED_MODE = "knobs" if KNOBS else "environ"
@@ -33,7 +33,7 @@ def _wrapper_for(arch: int) -> str:
 
 
 def test_pth_file_is_the_hook_line() -> None:
-    assert PTH.read_text() == _hook.PTH_LINE + "\n"
+    assert PTH.read_text() == _activate.PTH_LINE + "\n"
     assert len(PTH.read_text().splitlines()) == 1
 
 

@@ -1,5 +1,5 @@
 """Hostile corpus, what the shim remembers: the tools' answers (``answers-v2.json``) and
-the activation record (``activation-v2.marshal``) are believed only from a directory this
+the activation record (``activation-v3.marshal``) are believed only from a directory this
 user alone can write, never outlive a change of the file they describe (its change
 time included), and a damaged file of any kind only means asking again, quickly.
 
@@ -36,7 +36,8 @@ from hostile import (
 )
 from triton_layouts import Layout, run_scenario, scenario_env
 from triton_toolchain._discovery._answers import ANSWERS_FILE
-from triton_toolchain._record import RECORD_FILE, RECORD_HEADER, decode, encode
+from triton_toolchain._observe import encode
+from triton_toolchain._record import RECORD_FILE, RECORD_HEADER, decode
 
 REAL = "13.0"
 LIE = "99.9"

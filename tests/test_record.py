@@ -8,7 +8,10 @@ record, changes the machine the way people do, and asks the record again.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -21,6 +24,7 @@ from elf_fixtures import install_driver
 from tool_fixtures import REAL_GCC, wrapper, write_script
 from triton_layouts import SRC
 from triton_toolchain import _record
+from triton_toolchain._observe import encode, store
 from triton_toolchain._plan import resolve_plan, without_history
 
 NVCC = (
@@ -64,7 +68,7 @@ def _machine(tmp_path: Path) -> dict[str, Path]:
 def _store(tmp_path: Path, environ: dict[str, str]) -> tuple[list[object], dict[str, object]]:
     key = _record.identity(None)
     plan, facts = resolve_plan(None, environ)
-    assert _record.store(key, facts, without_history(plan), environ)
+    assert store(key, facts, without_history(plan), environ)
     return key, plan
 
 
@@ -158,6 +162,72 @@ def test_a_changed_variable_is_a_miss(tmp_path: Path, variable: str, value: str)
     assert _record.lookup(key, environ) is not None
 
 
+def test_a_variable_nothing_reads_is_no_miss(tmp_path: Path) -> None:
+    """The compiler is asked `gcc -v` with the whole environment, but its answer is kept
+    by the file (``_answers``): a shell's ``PWD`` or ``SHLVL`` changes no resolution."""
+    _machine(tmp_path)
+    environ = {**_environ(tmp_path), "PWD": "/home/a", "SHLVL": "1", "OLDPWD": "/"}
+    key, plan = _store(tmp_path, environ)
+    moved = {**environ, "PWD": "/srv/b", "SHLVL": "2", "UNRELATED": "x"}
+    del moved["OLDPWD"]
+    hit = _record.lookup(key, moved)
+    assert hit is not None
+    again, _ = resolve_plan(None, moved)
+    assert hit == without_history(again)
+    assert _components(plan)["cc"][0] == str(tmp_path / "bin2/gcc")
+
+
+def test_records_of_other_environments_and_interpreters_are_kept_apart(tmp_path: Path) -> None:
+    """Processes of one user alternate between environments (a variable set or not) and
+    interpreters: each finds its own record, and a record it cannot decode, of another
+    interpreter, costs it nothing but that record."""
+    _machine(tmp_path)
+    plain = _environ(tmp_path)
+    other = _environ(tmp_path, CUDA_HOME=str(tmp_path / "elsewhere"))
+    key, plan = _store(tmp_path, plain)
+    _, plan_other = _store(tmp_path, other)
+    assert _components(plan) != _components(plan_other)
+    record = Path(_record.cache_dir(plain) or "", _record.RECORD_FILE)
+    entries = _record.entries(record.read_bytes())
+    foreign = [["another interpreter"], b"\xffnot marshal"]
+    record.write_bytes(_record.RECORD_HEADER + marshal.dumps([foreign, *map(list, entries)], 4))
+    hit, hit_other = _record.lookup(key, plain), _record.lookup(key, other)
+    assert hit is not None and hit_other is not None
+    assert _components(hit) == _components(plan)
+    assert _components(hit_other) == _components(plan_other)
+
+
+def test_a_record_from_a_manifest_does_not_rest_on_packages_it_never_asked_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resolving from a manifest never looks for torch: installing it into a directory
+    already on the import path leaves the record valid (and what resolving again gives)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    _machine(tmp_path)
+    environ = _environ(tmp_path)
+    found, _ = resolve_plan(None, environ)
+    components = {
+        name: {"path": c["path"], **({"version": c["version"]} if c["version"] else {})}
+        for name, c in found["toolchain"]["components"].items()
+        if c["path"] is not None and not name.startswith("libcuda")  # the host's
+    }
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"schema": 2, "components": components}))
+    with_manifest = {**environ, "TRITON_TOOLCHAIN_MANIFEST": str(manifest)}
+    key, plan = _store(tmp_path, with_manifest)
+    sources = {n: c[2] for n, c in _components(plan).items() if c[0]}
+    assert {s for n, s in sources.items() if n in components} == {f"manifest:{manifest}"}
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    importlib.invalidate_caches()
+    assert importlib.util.find_spec("torch").origin == str(site / "torch" / "__init__.py")
+    hit = _record.lookup(key, with_manifest)
+    assert hit is not None
+    assert hit == without_history(resolve_plan(None, with_manifest)[0])
+
+
 def test_another_interpreter_or_import_path_is_a_miss(tmp_path: Path) -> None:
     _machine(tmp_path)
     environ = _environ(tmp_path)
@@ -211,7 +281,7 @@ def test_a_record_with_a_malformed_fact_is_only_a_miss(tmp_path: Path, fact: obj
     record = Path(_record.cache_dir(environ) or "", _record.RECORD_FILE)
     records = _record.decode(record.read_bytes())
     records[0]["facts"].append(fact)
-    record.write_bytes(_record.encode(records))
+    record.write_bytes(encode(records))
     assert _record.lookup(key, environ) is None
 
 

@@ -374,7 +374,7 @@ def test_real_machine_without_bundled_binaries_finds_the_toolkit() -> None:
         for k, v in current.environ.items()
         if k not in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")
     }
-    host = Host(environ=environ, torch_dir=None, nvidia_dirs=())
+    host = Host(environ=environ)  # no torch, no wheels
     choice = locate(LOCATORS, "ptxas-blackwell", host, Context(arch=90))
     assert choice.path == "/usr/local/cuda/bin/ptxas"
     assert choice.version == "13.0"

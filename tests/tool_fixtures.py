@@ -97,6 +97,8 @@ def fake_host(root: Path, environ: dict[str, str] | None = None, **fields: objec
         "prefix": root / "venv",
         "machine": "x86_64",
     }
+    torch, nvidia = fields.pop("torch_dir", None), fields.pop("nvidia_dirs", ())
+    defaults["packages"] = {"torch": (torch,) if torch else (), "nvidia": nvidia}
     defaults.update(fields)
     return Host(root=root, environ=env, **defaults)  # type: ignore[arg-type]
 

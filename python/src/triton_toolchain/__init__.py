@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._activate import Activation as Activation
 from ._activate import activate as activate
-from ._hook import after_triton_import as after_triton_import
+from ._activate import after_triton_import as after_triton_import
 
 if TYPE_CHECKING:
     from ._discovery._host import Host as Host

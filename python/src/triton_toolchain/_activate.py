@@ -1,32 +1,48 @@
-"""``activate()``: make this process use the resolved toolchain, whoever asks first.
+"""The shim in this process: the import hook, the driver loaded by its absolute path,
+and the activation, by hand (``activate()``) or at import.
 
-What it does, in order:
+**The hook.** The wheel installs ``triton_toolchain.pth`` into site-packages. Its one line
+costs a few microseconds at interpreter start: unless ``TRITON_TOOLCHAIN`` is ``off``
+(``0``, ``false``, ``no``), it puts a stub finder at the front of ``sys.meta_path`` that
+returns ``None`` for every module but the libraries that load the NVIDIA driver
+(``triton``, ``torch``, ``cupy``, ``cuda`` for ``cuda.bindings``, ``numba``, ``jax``), and
+for them imports this module and hands over to ``find_spec`` here. ``Finder`` (installed
+once, in place of the stub) lets the other finders find the spec of the watched modules
+(and of Triton's NVIDIA backend modules, which 3.0-3.3 import late, and of torch's modules
+the torch adapter applies to) and wraps the loader: before the module's code runs,
+``on_import(name, finished=False)``; after, ``on_import(name, finished=True)``. The
+module's ``__loader__`` and ``__spec__.loader`` are the original loader again before its
+code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
+``activate()`` installs the same finder (or applies at once when ``triton`` is imported).
+
+**The activation**, in order:
 
 1. resolve, or reuse the activation record of an earlier process whose every observed
    fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver);
-2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
-   every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
-   Triton, CuPy or ``cuda.bindings``, gets this one;
-3. hand the plan to Triton (``_triton._apply``) once it is imported.
-
-The import hook (``_hook``) calls ``on_import`` when ``triton``, ``torch`` or another
-library that loads the driver starts importing (steps 1 and 2) and when ``triton`` has
-finished (step 3), so a program that touches CUDA through torch before anything
-imports Triton still gets the chosen driver.
+2. load the chosen driver by its absolute path (``preload_driver``), so that every later
+   ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime, Triton, CuPy or
+   ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped already
+   (``/proc/self/maps``): two drivers in one process cannot work;
+3. hand the plan to the adapters: torch's environment when ``torch`` starts importing,
+   its modules as they are imported (``_torch``), Triton's knobs and guards once
+   ``triton`` has finished (``_triton``). The adapters record what they replace in
+   ``Patches`` (made once, never over a replacement someone else installed after ours;
+   the replacement carries the original in ``ORIGINAL``) and what they did in ``Report``.
 
 Guarantees:
 
-- What the user set is never overridden (``_triton._apply``); values this module wrote
-  into the environment are remembered, so a second activation is not fooled into
-  taking them for the user's.
+- An activation error never breaks an import: it becomes a ``RuntimeWarning`` and the
+  library keeps its own defaults.
+- What the user set is never overridden; values this module wrote into the environment
+  are remembered, so a second activation is not fooled into taking them for the user's.
 - Idempotent and thread-safe (one lock); a second call with the same settings resolves
-  nothing again.
-- Before ``import triton`` nothing of Triton is imported.
+  nothing again. Before ``import triton`` nothing of Triton is imported.
 - ``TRITON_TOOLCHAIN=off`` (or ``0``, ``false``, ``no``) turns every activation into a
-  no-op, the automatic one included; ``on``, ``1``, ``true``, ``yes`` or unset is on;
-  any other value is on, with a warning naming the accepted values.
-- Pure standard library until something must be resolved or built: the record, the
-  driver and the knobs cost no import of the resolver.
+  no-op, the automatic one included; ``on``, ``1``, ``true``, ``yes`` or unset is on; any
+  other value is on, with a warning naming the accepted values.
+- Pure standard library, plain classes, one module: this is what every process that
+  imports Triton or torch pays for (each module imported costs ~0.1 ms). The resolver,
+  the catalog and the builder load only on a miss, for ``doctor`` or for a build.
 """
 
 from __future__ import annotations
@@ -34,23 +50,27 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from . import _record
-from ._process import Patches, Report, loaded_drivers, preload_driver
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from ._model import Toolchain
-    from ._triton._apply import TritonState
+    from ._triton import TritonState
+
+    Mode = Literal["knobs", "environ", "pending", "off"]
+
+# ---------------------------------------------------------------------------- the switch
 
 SWITCH = "TRITON_TOOLCHAIN"
 OFF_VALUES = frozenset({"off", "0", "false", "no"})
 ON_VALUES = frozenset({"", "on", "1", "true", "yes"})
-# Top-level packages whose import loads, or may load, the NVIDIA driver.
-DRIVER_USERS = frozenset({"triton", "torch", "cupy", "cuda", "numba", "jax"})
-
-Mode = Literal["knobs", "environ", "pending", "off"]
 
 
 def switch(environ: Mapping[str, str] | None = None) -> tuple[bool, str | None]:
@@ -69,6 +89,268 @@ def switch(environ: Mapping[str, str] | None = None) -> tuple[bool, str | None]:
 def disabled(environ: Mapping[str, str] | None = None) -> bool:
     """``TRITON_TOOLCHAIN`` is ``off`` (or ``0``, ``false``, ``no``)."""
     return not switch(environ)[0]
+
+
+# ----------------------------------------------------------------------- the import hook
+
+MARK = "_triton_toolchain_hook"
+# Top-level packages whose import loads, or may load, the NVIDIA driver: the stub hands
+# over for them.
+STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
+DRIVER_USERS = frozenset(STUB_NAMES)
+# Watched once the finder is installed: those, Triton's NVIDIA backend modules (3.0-3.3
+# import them late), and the torch modules the torch adapter applies to
+# (``_torch.WATCHED``).
+WATCHED = frozenset(
+    {
+        *STUB_NAMES,
+        "triton.backends.nvidia.compiler",
+        "triton.backends.nvidia.driver",
+        "torch.utils.cpp_extension",
+        "torch._inductor.cpp_builder",
+        "torch._inductor.codecache",
+    }
+)
+_STUB = (
+    "class _TritonToolchainStub:\n"
+    "    _triton_toolchain_hook = True\n"
+    "    @staticmethod\n"
+    "    def find_spec(name, path=None, target=None):\n"
+    f"        if name not in {STUB_NAMES!r}:\n"
+    "            return None\n"
+    "        try:\n"
+    "            from triton_toolchain._activate import find_spec\n"
+    "        except ImportError:\n"
+    "            return None\n"
+    "        return find_spec(name, path, target)\n"
+    "sys.meta_path.insert(0, _TritonToolchainStub())"
+)
+# The .pth line, exactly as installed (a test checks the file against it). ``site`` may
+# read the same site-packages twice (a venv's ``lib64`` symlink to ``lib``): the stub is
+# installed once.
+PTH_LINE = (
+    'import os, sys; os.environ.get("TRITON_TOOLCHAIN", "").strip().lower() in '
+    '("off", "0", "false", "no") or any(getattr(f, "_triton_toolchain_hook", False) '
+    f"for f in sys.meta_path) or exec({_STUB!r})"
+)
+_WARNED: set[str] = set()
+
+
+def _warn(text: str) -> None:
+    if text not in _WARNED:
+        _WARNED.add(text)
+        warnings.warn(text, RuntimeWarning, stacklevel=4)
+
+
+def _notify(name: str, *, finished: bool) -> None:
+    """``on_import``, with every problem turned into a warning."""
+    try:
+        problem = switch()[1]
+        if problem:
+            _warn(f"triton-toolchain: {problem}")
+        for error in on_import(name, finished=finished):
+            _warn(f"triton-toolchain: {error}")
+    except Exception as exc:
+        library = name.split(".", maxsplit=1)[0]
+        _warn(
+            f"triton-toolchain did not configure {library} ({type(exc).__name__}: {exc}); it "
+            "uses its own defaults. Run `triton-toolchain doctor`, or set TRITON_TOOLCHAIN=off "
+            "to turn the shim off"
+        )
+
+
+class _Loader:
+    """Runs ``on_import`` before and after the real loader."""
+
+    def __init__(self, loader: Any, name: str) -> None:
+        self._loader = loader
+        self._name = name
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        module: ModuleType | None = self._loader.create_module(spec)
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        spec = getattr(module, "__spec__", None)
+        if spec is not None and spec.loader is self:
+            spec.loader = self._loader
+        if getattr(module, "__loader__", None) is self:
+            module.__loader__ = self._loader
+        _notify(self._name, finished=False)
+        self._loader.exec_module(module)
+        _notify(self._name, finished=True)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+
+def after_triton_import() -> None:
+    """Activate for a Triton that has just run its ``__init__``: what the ``.pth`` hook
+    does once ``import triton`` finishes, for Tritons that call the shim themselves at
+    the end of ``triton/__init__.py`` (the Nix overlay does, since ``.pth`` files are not
+    read from ``PYTHONPATH``). Idempotent; never raises: an error becomes a
+    ``RuntimeWarning`` and Triton keeps its own defaults."""
+    _notify("triton", finished=False)
+    _notify("triton", finished=True)
+
+
+class Finder:
+    """The meta-path finder of the watched modules (see the module docstring)."""
+
+    _triton_toolchain_hook = True
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname not in WATCHED:
+            return None
+        for finder in list(sys.meta_path):
+            if getattr(finder, MARK, False):
+                continue
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec: ModuleSpec | None = find(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _Loader(spec.loader, fullname)  # type: ignore[assignment]
+        return spec
+
+
+def install() -> Finder:
+    """Put ``Finder`` first on ``sys.meta_path`` (once), removing the ``.pth`` stub."""
+    for finder in sys.meta_path:
+        if isinstance(finder, Finder):
+            return finder
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, MARK, False)]
+    finder = Finder()
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def find_spec(
+    name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+) -> ModuleSpec | None:
+    """The stub's hand-over: install ``Finder`` and answer with it."""
+    return install().find_spec(name, path, target)
+
+
+# ------------------------------------------------------------ the driver in this process
+
+MAPS = "/proc/self/maps"
+MAPS_LIMIT = 64 << 20
+MAPS_CHUNK = 1 << 16  # a larger buffer costs more to allocate than the reads it saves
+
+
+def loaded_drivers() -> list[str]:
+    """Paths of the ``libcuda.so*`` files mapped into this process, in the order they
+    appear; none where ``/proc/self/maps`` cannot be read."""
+    try:
+        fd = os.open(MAPS, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    chunks, size = [], 0
+    try:
+        while size < MAPS_LIMIT:
+            chunk = os.read(fd, MAPS_CHUNK)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    text = b"".join(chunks)
+    if b"/libcuda.so" not in text:
+        return []
+    found: dict[str, None] = {}
+    for line in text.decode("utf-8", "surrogateescape").splitlines():
+        fields = line.split(None, 5)
+        path = fields[5] if len(fields) == 6 else ""
+        if os.path.basename(path).startswith("libcuda.so"):
+            found[path] = None
+    return list(found)
+
+
+def preload_driver(path: str, loaded: list[str] | None = None) -> str:
+    """Load the driver ``path`` (absolute) with ``RTLD_GLOBAL`` unless a ``libcuda.so*``
+    is already mapped into this process; return the path of the driver now loaded.
+
+    Afterwards ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
+    Triton's ``ctypes`` probe or ``driver.c``, returns this library (the dynamic loader
+    matches loaded objects by SONAME before it searches ``LD_LIBRARY_PATH``, whose empty
+    entries mean the current directory). A driver already loaded is kept: two drivers
+    in one process cannot work; the resolver reports that one as found in the process.
+    ``loaded``: ``loaded_drivers()`` as the caller has just read it.
+    """
+    if loaded is None:
+        loaded = loaded_drivers()
+    if loaded:
+        return loaded[0]
+    if not os.path.isabs(path):
+        raise ValueError(f"the driver must be loaded by its absolute path, not {path!r}")
+    import ctypes
+
+    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    return path
+
+
+# ---------------------------------------------------------------- patches and the report
+
+ORIGINAL = "__triton_toolchain_original__"
+Namespace = dict[str, Any]
+
+
+class Report:
+    """What one application did: settings made (``"knobs.nvidia.ptxas"``, ``"env:CC"``,
+    ``"patch:...get_ptxas"`` -> value) and left alone (-> why)."""
+
+    def __init__(self) -> None:
+        self.applied: dict[str, str] = {}
+        self.kept: dict[str, str] = {}
+        self.notes: list[str] = []
+
+
+class Patches:
+    """The replacements made in this process: ``(namespace, name) -> (original, ours)``."""
+
+    def __init__(self) -> None:
+        self.made: dict[tuple[str, str], tuple[object, object]] = {}
+
+    def patch(
+        self, where: str, namespace: Namespace, attr: str, make: Callable[[Any], object]
+    ) -> bool:
+        """Replace ``namespace[attr]`` by ``make(original)`` unless it is absent or someone
+        replaced ours since. True when ours is in place."""
+        if attr not in namespace:
+            return False
+        key = (where, attr)
+        present = namespace[attr]
+        if key in self.made:
+            original, ours = self.made[key]
+            if present is ours:
+                return True
+            if present is not original:
+                return False
+        replacement = make(present)
+        self.made[key] = (present, replacement)
+        namespace[attr] = replacement
+        return True
+
+    def unpatch(self, where: str, namespace: Namespace, attr: str) -> None:
+        """Put the original back, if ours is still in place."""
+        key = (where, attr)
+        if key in self.made:
+            original, ours = self.made.pop(key)
+            if namespace.get(attr) is ours:
+                namespace[attr] = original
+
+
+# ------------------------------------------------------------------------ the activation
 
 
 class Activation:
@@ -194,9 +476,10 @@ def resolved_plan(arch: int | None) -> dict[str, Any]:
 
         plan, facts = resolve_plan(arch, environ)
         if not _STATE.mapped:
+            from ._observe import store
             from ._plan import without_history
 
-            _record.store(key, facts, without_history(plan), environ)
+            store(key, facts, without_history(plan), environ)
     _STATE.memo = (inputs, plan)
     return plan
 
@@ -252,7 +535,7 @@ def _activation(mode: Mode, plan: dict[str, Any], report: Report, *extra: str) -
 
 
 def _apply_triton(plan: dict[str, Any]) -> Activation:
-    from ._triton._apply import TritonState, apply
+    from ._triton import TritonState, apply
 
     if _STATE.triton is None:
         _STATE.triton = TritonState()
@@ -263,13 +546,13 @@ def _apply_triton(plan: dict[str, Any]) -> Activation:
 
 def _apply_torch(name: str, *, finished: bool) -> None:
     """Hand the plan to torch: its environment when ``torch`` starts importing, its
-    modules as they are imported (``_torch._apply``)."""
-    from ._torch import _apply as torch_apply
+    modules as they are imported (``_torch``)."""
+    from . import _torch
 
     if not finished and name == "torch":
-        torch_apply.before_torch(_plan_now(), _STATE.env, _STATE.torch_report)
-    elif finished and name in torch_apply.WATCHED:
-        torch_apply.after_import(name, _plan_now, _STATE.torch_patches, _STATE.torch_report)
+        _torch.before_torch(_plan_now(), _STATE.env, _STATE.torch_report)
+    elif finished and name in _torch.WATCHED:
+        _torch.after_import(name, _plan_now, _STATE.torch_patches, _STATE.torch_report)
 
 
 def _catch_up_torch() -> None:
@@ -277,7 +560,7 @@ def _catch_up_torch() -> None:
     if "torch" not in sys.modules:
         return
     _apply_torch("torch", finished=False)
-    from ._torch._apply import WATCHED
+    from ._torch import WATCHED
 
     for name in sorted(WATCHED & set(sys.modules)):
         _apply_torch(name, finished=True)
@@ -315,8 +598,6 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
             plan = resolved_plan(arch)
         _STATE.plan, _STATE.requested = plan, True
         _load_driver(plan)
-        from ._hook import install
-
         # Also after `import triton`: Triton 3.0-3.3 import backend modules later.
         install()
         _catch_up_torch()
@@ -329,7 +610,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
 
 
 def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
-    """Called by ``_hook`` when ``name`` starts (``finished=False``) or has finished
+    """Called by the hook when ``name`` starts (``finished=False``) or has finished
     importing. A library that loads the driver starting: resolve, load the driver, and
     for ``torch`` set what it reads from the environment. ``triton`` finished: apply to
     it; one of its NVIDIA backend modules finished (3.0-3.3 import them late): apply

@@ -17,7 +17,7 @@ A plan (JSON-able)::
 plan in an activation record does not: ``without_history``). ``user``: the variable
 holds the user's own setting (Triton reads it itself; nothing is assigned over it);
 ``error``: that setting is wrong, and Triton's step ``used_by`` stops with this
-message. ``torch``: what ``_torch._apply`` sets: ``CXX`` (the resolved C++
+message. ``torch``: what ``_torch`` sets: ``CXX`` (the resolved C++
 compiler where it is one program and not the user's own), the directories Inductor's
 compiles need on ``CPATH`` (``Python.h`` where ``sysconfig`` does not say, an ``omp.h``
 that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
@@ -101,7 +101,7 @@ def _torch_part(tc: Toolchain) -> dict[str, Any]:
 def resolve_plan(arch: int | None, environ: Mapping[str, str]) -> tuple[dict[str, Any], Any]:
     """Resolve for this process with ``environ``: the plan and the facts it rests on."""
     from ._discovery._host import Host
-    from ._record import recording
+    from ._observe import recording
     from ._resolve import resolve_all
 
     with recording() as facts:

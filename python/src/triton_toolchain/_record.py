@@ -1,20 +1,20 @@
-"""Observations, and the activation record that lets a process skip resolving.
+"""The activation record, which lets a process skip resolving: how each kind of fact is
+observed (``OPS``), where records live, and reusing one (``lookup``).
 
 Resolution is a function of what it observes: environment variables, and the status,
-links, listings and trust of files (``_discovery._fs`` routes every such read through
-``observe`` here); what it learns by running tools or parsing files is tied to the
-status of the file it came from. While ``resolve`` runs, every observation and its
-value are recorded. ``activate()`` keeps the result with those facts in the user's
-cache; a later process whose interpreter is the same (``identity``) and whose every
-fact, observed again, has the same value, reuses the result: it cannot differ from
-what resolving again would give. Observing again costs a few hundred ``stat`` calls,
-not the resolver's modules.
+links, listings and trust of files (``_observe`` records every observation a resolution
+makes); what it learns by running tools or parsing files is tied to the status of the
+file it came from. ``activate()`` keeps the result with those facts in the user's cache;
+a later process whose interpreter is the same (``identity``) and whose every fact,
+observed again, has the same value, reuses the result: it cannot differ from what
+resolving again would give. Observing again costs a few hundred ``stat`` calls, not the
+resolver's modules.
 
 Guarantees: pure standard library, and nothing that ``import triton`` does not load
-anyway (this module is what it pays for on a hit). Records live only in a directory
-this user alone can write (``_trust``), are written to a temporary file and renamed,
-and a missing, damaged or foreign record only means resolving again; nothing here
-raises for them.
+anyway (this module, without the recording and writing side in ``_observe``, is what it
+pays for on a hit). Records are read only from a directory this user alone can write
+(``_trust``), without following a link or blocking on a special file, and a missing,
+damaged or foreign record only means resolving again; nothing here raises for them.
 
 The records are stored with ``marshal`` (built in, and ten times faster to read than
 JSON, whose import alone would cost ``import triton`` a millisecond or two), behind a
@@ -26,19 +26,17 @@ not ours decodes to nothing.
 
 from __future__ import annotations
 
-import contextvars
 import marshal
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _trust
 
-RECORD_FILE = "activation-v2.marshal"
-RECORD_HEADER = b"triton-toolchain activation records 2\n"
+RECORD_FILE = "activation-v3.marshal"
+RECORD_HEADER = b"triton-toolchain activation records 3\n"
 MARSHAL_VERSION = 4
 MAX_RECORDS = 8
 MAX_RECORD_BYTES = 8 << 20
@@ -64,37 +62,38 @@ def _status(call: Callable[[str], os.stat_result], path: str) -> list[int]:
     ]
 
 
-def _matches(name: str, pattern: str) -> bool:
-    """``fnmatch`` for the one-``*`` patterns discovery uses, without compiling a
-    regular expression (other patterns go to ``fnmatch``)."""
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """``fnmatch`` of one pattern; for the one-``*`` patterns discovery uses, without
+    compiling a regular expression. Hidden names match only a pattern that starts with
+    a dot, as in ``glob``."""
+    shown = "" if pattern.startswith(".") else "."  # what a name must not start with
     if pattern.count("*") == 1 and not any(c in pattern for c in "?["):
         head, tail = pattern.split("*")
-        return len(name) >= len(head) + len(tail) and name.startswith(head) and name.endswith(tail)
+        least = len(head) + len(tail)
+        return lambda n: (
+            len(n) >= least and n.startswith(head) and n.endswith(tail) and n[:1] != shown
+        )
     import fnmatch
 
-    return fnmatch.fnmatchcase(name, pattern)
+    return lambda n: n[:1] != shown and fnmatch.fnmatchcase(n, pattern)
 
 
 def _listing(pattern: str) -> list[str]:
     """Sorted matches of an absolute pattern whose wildcards are in whole components
-    (``/usr/local/cuda-*``, ``/x/nvidia/*/lib/stubs/libcuda.so``); hidden names match
-    only a pattern that starts with a dot, as in ``glob``."""
+    (``/usr/local/cuda-*``, ``/x/nvidia/*/lib/stubs/libcuda.so``), as ``glob`` gives them."""
     found = ["/"]
     for part in [p for p in pattern.split("/") if p]:
         if not any(c in part for c in "*?["):
             found = [os.path.join(d, part) for d in found if os.path.lexists(os.path.join(d, part))]
             continue
         matches = []
+        match = _matcher(part)
         for directory in found:
             try:
                 names = os.listdir(directory)
             except (OSError, ValueError):
                 continue
-            matches += [
-                os.path.join(directory, n)
-                for n in names
-                if _matches(n, part) and (part.startswith(".") or not n.startswith("."))
-            ]
+            matches += [os.path.join(directory, n) for n in names if match(n)]
         found = matches
     return sorted(found)
 
@@ -137,7 +136,7 @@ def _spec_dirs(name: str) -> list[str]:
 # ``lstat``/``readlink``) of the resolution or verification that makes it. A recorded
 # fact is (op, argument, value); observing it again must give the same value.
 OPS: dict[str, Callable[[str, _trust.Looks], Any]] = {
-    "stat": lambda p, looks: _status(os.stat, p),
+    "stat": lambda p, looks: _status(looks.stat, p),
     "lstat": lambda p, looks: _status(looks.lstat, p),
     "realpath": _trust.real_path,
     "glob": lambda p, looks: _listing(p),
@@ -146,60 +145,6 @@ OPS: dict[str, Callable[[str, _trust.Looks], Any]] = {
     "content": lambda p, looks: _content(p),
     "package": lambda p, looks: _spec_dirs(p),
 }
-
-
-class Facts:
-    """What one resolution observed, in order: ``(op, argument) -> value``. An
-    observation made twice with different values makes the facts ``unstable``
-    (something changed while resolving): such facts are never stored."""
-
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str], Any] = {}
-        self.unstable = False
-        self.looks = _trust.Looks()
-
-    def add(self, op: str, arg: str, value: Any) -> None:
-        key = (op, arg)
-        if key in self.values:
-            self.unstable = self.unstable or self.values[key] != value
-        else:
-            self.values[key] = value
-
-    def to_list(self) -> list[list[Any]]:
-        return [[op, arg, value] for (op, arg), value in self.values.items()]
-
-
-_ACTIVE: contextvars.ContextVar[Facts | None] = contextvars.ContextVar(
-    "triton_toolchain_facts", default=None
-)
-
-
-@contextmanager
-def recording() -> Iterator[Facts]:
-    """Record every observation made in this context."""
-    facts = Facts()
-    token = _ACTIVE.set(facts)
-    try:
-        yield facts
-    finally:
-        _ACTIVE.reset(token)
-
-
-def observe(op: str, arg: str) -> Any:
-    """Make an observation (``OPS[op](arg)``), recording it when a recording is active
-    (whose walks then share one view of the filesystem)."""
-    facts = _ACTIVE.get()
-    value = OPS[op](arg, facts.looks if facts is not None else _trust.Looks())
-    if facts is not None:
-        facts.add(op, arg, _plain(value))
-    return value
-
-
-def observed_env(name: str, value: str | None) -> None:
-    """Record that the environment variable ``name`` was read as ``value``."""
-    facts = _ACTIVE.get()
-    if facts is not None:
-        facts.add("env", name, value)
 
 
 def _plain(value: Any) -> Any:
@@ -252,23 +197,6 @@ def private_dir(directory: str | None) -> str | None:
     return directory if _trust.untrusted(directory) is None else None
 
 
-def make_private_dir(directory: str | None) -> str | None:
-    """Create ``directory`` (mode 0700) where missing; the same answer as ``private_dir``.
-    Nothing is created below a directory others can change (it would not be used)."""
-    if directory is None:
-        return None
-    ancestor = directory
-    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
-        ancestor = os.path.dirname(ancestor)
-    if ancestor != directory and _trust.untrusted(ancestor, container=True) is not None:
-        return None
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    except (OSError, ValueError):
-        return None
-    return private_dir(directory)
-
-
 def read_private(directory: str | None, name: str, limit: int) -> bytes | None:
     """The bytes of the regular file ``name`` in the private ``directory``, without
     following a link or blocking on a special file; ``None`` when there is none or it
@@ -301,31 +229,6 @@ def read_private(directory: str | None, name: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def write_private(directory: str | None, name: str, data: bytes) -> bool:
-    """Replace ``name`` in the private ``directory`` (created if needed) by ``data``:
-    written to a temporary file of mode 0600, then renamed over. False when it could
-    not be written; the old file then stays as it was."""
-    directory = make_private_dir(directory)
-    if directory is None:
-        return False
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(tmp, flags, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(tmp, os.path.join(directory, name))
-        return True
-    except OSError:
-        with suppress(OSError):
-            os.unlink(tmp)
-        return False
-
-
 def identity(arch: int | None) -> list[Any]:
     """What a record is only valid for: this interpreter, its import path, this user
     and groups, the target architecture, and the shim's own files."""
@@ -347,8 +250,10 @@ def identity(arch: int | None) -> list[Any]:
     ]
 
 
-def decode(data: bytes) -> list[dict[str, Any]]:
-    """The records in the bytes of a record file; none for bytes that are not one."""
+def entries(data: bytes) -> list[tuple[Any, bytes]]:
+    """The ``(key, body)`` pairs in the bytes of a record file; none for bytes that are
+    not one. Each body (the facts and the result, marshalled apart) is decoded only for a
+    record whose key matches: a file of several records costs little more than one."""
     if not data.startswith(RECORD_HEADER):
         return []
     try:
@@ -356,41 +261,44 @@ def decode(data: bytes) -> list[dict[str, Any]]:
         doc = marshal.loads(memoryview(data)[len(RECORD_HEADER) :])  # noqa: S302
     except (EOFError, ValueError, TypeError):
         return []
-    records = doc.get("records") if isinstance(doc, dict) else None
-    if not isinstance(records, list):
+    if not isinstance(doc, list):
         return []
-    # The facts' form is checked by ``verify``, for the one record whose key matches.
-    return [r for r in records if isinstance(r, dict) and isinstance(r.get("facts"), list)]
+    return [(e[0], e[1]) for e in doc if type(e) is list and len(e) == 2 and type(e[1]) is bytes]
 
 
-def encode(records: list[dict[str, Any]]) -> bytes:
-    """The bytes of a record file holding ``records``; raises ``ValueError`` for a value
-    ``marshal`` cannot store."""
-    return RECORD_HEADER + marshal.dumps({"records": records}, MARSHAL_VERSION)
+def body(data: bytes) -> tuple[list[Any], dict[str, Any]] | None:
+    """The facts and the result in a record's body; ``None`` for a body that is not one
+    (the facts' form is checked by ``verify``)."""
+    try:
+        doc = marshal.loads(data)  # noqa: S302  (see ``entries``)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if type(doc) is list and len(doc) == 2 and type(doc[0]) is list and type(doc[1]) is dict:
+        return doc[0], doc[1]
+    return None
 
 
-def _records(environ: Mapping[str, str]) -> list[dict[str, Any]]:
+def decode(data: bytes) -> list[dict[str, Any]]:
+    """Every record in the bytes of a record file, as ``{"key", "facts", "result"}``."""
+    found = []
+    for key, raw in entries(data):
+        content = body(raw)
+        if content is not None:
+            found.append({"key": key, "facts": content[0], "result": content[1]})
+    return found
+
+
+def stored(environ: Mapping[str, str]) -> list[tuple[Any, bytes]]:
+    """The ``(key, body)`` pairs of the user's record file (``entries``)."""
     data = read_private(cache_dir(environ), RECORD_FILE, MAX_RECORD_BYTES)
-    return [] if data is None else decode(data)
+    return [] if data is None else entries(data)
 
 
 def lookup(key: list[Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
     """The stored result for ``key`` whose facts all hold now, or ``None``."""
-    for record in _records(environ):
-        if record.get("key") == key and verify(record["facts"], environ):
-            result = record.get("result")
-            return result if isinstance(result, dict) else None
+    for found, raw in stored(environ):
+        if found == key:
+            content = body(raw)
+            if content is not None and verify(content[0], environ):
+                return content[1]
     return None
-
-
-def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping[str, str]) -> bool:
-    """Keep ``result`` with its facts (the newest first, at most ``MAX_RECORDS``)."""
-    if facts.unstable:
-        return False
-    entry = {"key": key, "facts": facts.to_list(), "result": result}
-    kept = [r for r in _records(environ) if r.get("facts") != entry["facts"]]
-    try:
-        data = encode([entry, *kept][:MAX_RECORDS])
-    except ValueError:
-        return False
-    return write_private(cache_dir(environ), RECORD_FILE, data)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._activate import loaded_drivers
 from ._model import Toolchain
-from ._process import loaded_drivers
 
 N = 4097
 

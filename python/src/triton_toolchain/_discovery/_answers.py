@@ -26,7 +26,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .._record import read_private, write_private
+from .._observe import write_private
+from .._record import read_private
 from . import _fs
 
 ANSWERS_FILE = "answers-v2.json"

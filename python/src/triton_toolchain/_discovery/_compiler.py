@@ -43,7 +43,7 @@ from pathlib import Path
 
 from .._catalog import triple_machine
 from . import _fs
-from ._host import Host
+from ._host import Host, child_environ
 from ._layouts import path_candidates, path_step, search_path
 from ._run import ask
 from ._search import Candidate, Context, Locator, Step, Verdict, discovered
@@ -192,7 +192,7 @@ def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
     output, problem = ask(
         programs[0],
         (*argv[1:], "-v"),
-        env={**host.environ, "LC_ALL": "C", "LANGUAGE": ""},
+        env={**child_environ(host.environ), "LC_ALL": "C", "LANGUAGE": ""},
         answers=host.answers,
         depends_on=tuple(programs[1:]),
     )

@@ -54,9 +54,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from .._activate import loaded_drivers
 from .._catalog import MACHINES
 from .._model import Choice, Rejection, Source, SourceKind
-from .._process import loaded_drivers
 from . import _fs
 from ._elf import machine_problem, read_elf
 from ._host import Host

@@ -1,5 +1,5 @@
 """Every look discovery takes at the filesystem: status, links, listings, trust and
-bounded reads of regular files, each recorded as a fact (``_record.observe``) so that
+bounded reads of regular files, each recorded as a fact (``_observe.observe``) so that
 an activation record can prove a later process would see the same.
 
 Guarantees: no function here blocks on a special file or reads without a bound
@@ -17,7 +17,7 @@ import stat as _stat
 from pathlib import Path
 from typing import NamedTuple
 
-from .._record import observe
+from .._observe import observe
 
 PathLike = Path | str
 

@@ -6,7 +6,7 @@ this process. Only the fixed, well-known system locations (``/etc/ld.so.cache``,
 ``/run/opengl-driver/lib``, ``/usr/local/cuda``, ``/proc/driver/nvidia/version``...)
 are taken under ``root``; paths that come from data (environment variables, the linker
 cache's entries, a manifest) are used as they are. Every variable read through
-``environ`` is recorded as a fact (``_record``), as is every package lookup.
+``environ`` is recorded as a fact (``_observe``), as is every package lookup.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._catalog import MACHINES, TritonRelease, triton_release
-from .._record import observe, observed_env
+from .._observe import observe, observed_env
 from . import _fs
 
 _VERSION = re.compile(rb"""^__version__\s*=\s*['"](\d+)\.(\d+)""", re.M)
@@ -76,6 +76,18 @@ class RecordedEnviron(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._data)
 
+    def for_child(self) -> dict[str, str]:
+        """The whole environment, for a tool's process, without recording it: a tool's
+        answer is remembered by its file (``_answers``), not by the environment it ran
+        in, so the activation record does not rest on that either (a new ``PWD`` or
+        ``SHLVL`` is no reason to resolve again)."""
+        return dict(self._data)
+
+
+def child_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` for a tool's process (``RecordedEnviron.for_child``)."""
+    return environ.for_child() if isinstance(environ, RecordedEnviron) else dict(environ)
+
 
 def _package(name: str) -> tuple[Path, ...]:
     return tuple(Path(p) for p in observe("package", name))
@@ -101,6 +113,9 @@ class Host:
     ``triton_dir``, ``torch_dir`` and ``nvidia_dirs`` are the installed ``triton``,
     ``torch`` and ``nvidia`` (pip CUDA wheels) package directories, found without
     importing them; ``triton`` is the Triton release's row of ``TRITON_RELEASES``.
+    ``packages`` gives the directories of the others (none by default); ``None``: the
+    import system's answer, looked up (and recorded as a fact) when first asked, so a
+    resolution from a manifest, which never asks, does not rest on them.
     """
 
     root: Path = Path("/")
@@ -114,8 +129,7 @@ class Host:
     # once per process by Host.current(): installing a package into a running
     # interpreter is not followed.
     triton_dir: Path | None = None
-    torch_dir: Path | None = None
-    nvidia_dirs: tuple[Path, ...] = ()
+    packages: Mapping[str, tuple[Path, ...]] | None = field(default_factory=dict)
     triton: TritonRelease | None = None
     # Run the tools even where a manifest records their versions (doctor, lock).
     verify: bool = False
@@ -130,11 +144,20 @@ class Host:
         return cls(
             environ=RecordedEnviron(os.environ if environ is None else environ),
             triton_dir=triton_dir,
-            torch_dir=next(iter(_package("torch")), None),
-            nvidia_dirs=_package("nvidia"),
+            packages=None,
             triton=triton_release(triton_version(triton_dir)),
             verify=verify,
         )
+
+    @functools.cached_property
+    def torch_dir(self) -> Path | None:
+        if self.packages is None:
+            return next(iter(_package("torch")), None)
+        return next(iter(self.packages.get("torch", ())), None)
+
+    @functools.cached_property
+    def nvidia_dirs(self) -> tuple[Path, ...]:
+        return _package("nvidia") if self.packages is None else self.packages.get("nvidia", ())
 
     @property
     def include_dir(self) -> Path:

@@ -1,7 +1,313 @@
-"""The Triton adapter: how a resolution is handed to each Triton release.
+"""The Triton adapter: a plan (``_plan``) applied to the imported Triton, knobs on 3.4+,
+and the lookups every release has, guarded.
 
-``_apply`` (knobs on 3.4+, the patched lookups every release has; light, on the
-activation fast path), ``_legacy`` (environment and module globals on 3.0-3.3),
-``_guards`` (the errors Triton's ptxas and driver lookups raise instead of guessing),
-``_build`` (the launcher build).
+This module is on the activation fast path; its submodules load when needed: ``_legacy``
+(environment and module globals on 3.0-3.3), ``_guards`` (the errors Triton's ptxas and
+driver lookups raise instead of guessing), ``_build`` (the launcher build).
+
+How Triton is told, by release (read from each release's ``knobs.py``,
+``runtime/build.py`` and ``backends/nvidia/{compiler,driver}.py``):
+
+- Triton 3.4 and newer (``triton.knobs`` with ``build.impl``): ``knobs.nvidia.ptxas``,
+  ``ptxas_blackwell`` (3.6+), ``cuobjdump``, ``nvdisasm``, ``libdevice_path``,
+  ``libcuda_path`` (the run-time driver's directory, else the link directory: Triton
+  then never runs ``/sbin/ldconfig``), and ``knobs.build.impl`` (the launcher build).
+  Triton copies each assignment into the environment (``knobs.propagate_env``), so
+  child processes see the same values.
+- Triton 3.0 to 3.3: the environment and module globals (``_legacy``).
+- Every release: ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes,
+  takes the PTX version from, and runs) is wrapped: it raises the shim's error for a
+  wrong explicit setting of a compile-time component, for a ptxas that cannot assemble
+  the target or that this Triton cannot use, and for Triton's silent fall-back to a
+  ptxas a strict manifest does not give (``_guards``). Without a driver,
+  ``driver.libcuda_dirs`` explains instead of running ``/sbin/ldconfig`` and
+  ``driver._cuda_driver_is_active`` answers no instead of loading ``libcuda.so.1`` by
+  bare name (from an empty ``LD_LIBRARY_PATH`` entry: the current directory).
+- Triton's ``lru_cache``\\ s of these lookups are cleared, so an activation after
+  Triton has been used takes effect.
+
+Guarantees: a knob the user assigned, a variable the user set (``plan["settings"][i]
+["user"]``) and a ``build.impl`` that is not ours are never replaced; values this module
+wrote are remembered (``TritonState``), so a second application is not fooled into
+taking them for the user's, and a knob it assigned is withdrawn when the user sets the
+variable later. Pure standard library; the checks behind the guards load on first use.
 """
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .._activate import ORIGINAL, Namespace, Patches, Report
+
+COMPILER = "triton.backends.nvidia.compiler"
+DRIVER_MODULE = "triton.backends.nvidia.driver"
+BUILD = "triton.runtime.build"
+# Triton's lru_caches that hold toolchain lookups, per module.
+TRITON_CACHES: dict[str, tuple[str, ...]] = {
+    "driver": ("libcuda_dirs", "library_dirs"),
+    "compiler": ("_path_to_binary", "get_ptxas", "get_ptxas_version"),
+}
+
+Plan = dict[str, Any]
+PlanGetter = Callable[[], Plan]
+_UNSET = object()
+
+
+class TritonState:
+    """What this process wrote into Triton: knob -> value, and the patches."""
+
+    def __init__(self) -> None:
+        self.knobs: dict[str, object] = {}
+        self.patches = Patches()
+        self.impl: object | None = None
+
+
+def _class_globals(cls: object) -> Namespace | None:
+    """The globals of the module that defined ``cls`` (through one of its functions)."""
+    for value in vars(cls).values():
+        func = getattr(value, "__func__", value)
+        if isinstance(func, types.FunctionType):
+            return func.__globals__
+    return None
+
+
+def namespaces(kind: Literal["compiler", "driver"]) -> list[tuple[str, Namespace]]:
+    """The global namespaces of Triton's NVIDIA ``compiler`` or ``driver`` module, as
+    already imported (nothing is imported here).
+
+    Usually one: ``sys.modules["triton.backends.nvidia.<kind>"]``. Triton 3.0-3.3 load the
+    backend's modules a second time, anonymously (``_discover_backends`` runs
+    ``spec_from_file_location("nvidia", ...)`` and never registers them), and compile and
+    launch with those: their namespace is reached through the classes in
+    ``triton.backends.backends["nvidia"]``.
+    """
+    found: list[tuple[str, Namespace]] = []
+    module = sys.modules.get(COMPILER if kind == "compiler" else DRIVER_MODULE)
+    if module is not None:
+        found.append((module.__name__, vars(module)))
+    registry = getattr(sys.modules.get("triton.backends"), "backends", None)
+    backend = registry.get("nvidia") if isinstance(registry, dict) else None
+    cls = getattr(backend, kind, None)
+    namespace = _class_globals(cls) if cls is not None else None
+    if namespace is not None and all(namespace is not ns for _, ns in found):
+        found.append((f"triton.backends.backends['nvidia'].{kind}", namespace))
+    return found
+
+
+def clear_caches() -> None:
+    """Empty Triton's caches of toolchain lookups in every namespace already imported
+    (``TRITON_CACHES``, ``CUDABackend.hash``, ``runtime.build._find_compiler``)."""
+    kinds: tuple[Literal["compiler", "driver"], ...] = ("compiler", "driver")
+    for kind in kinds:
+        for _, namespace in namespaces(kind):
+            for name in TRITON_CACHES[kind]:
+                func = namespace.get(name)
+                for f in (func, getattr(func, ORIGINAL, None)):
+                    clear = getattr(f, "cache_clear", None)
+                    if callable(clear):
+                        clear()
+            clear = getattr(
+                getattr(namespace.get("CUDABackend"), "hash", None), "cache_clear", None
+            )
+            if callable(clear):
+                clear()
+    clear = getattr(getattr(sys.modules.get(BUILD), "_find_compiler", None), "cache_clear", None)
+    if callable(clear):
+        clear()
+
+
+class LauncherBuild:
+    """The callable given to ``triton.knobs.build.impl`` (and, on 3.0-3.3, put in place
+    of ``driver._build``): ``impl(name, src, srcdir, library_dirs, include_dirs,
+    libraries) -> path of the .so``, built with the plan's toolchain (``_build``) at
+    every call, so a later activation applies to the next build."""
+
+    def __init__(self, plan: PlanGetter) -> None:
+        self._plan = plan
+
+    def __call__(
+        self,
+        name: str,
+        src: str,
+        srcdir: str,
+        library_dirs: list[str],
+        include_dirs: list[str],
+        libraries: list[str],
+        /,
+    ) -> str:
+        from ._build import build_module
+
+        return build_module(self._plan(), name, src, srcdir, library_dirs, include_dirs, libraries)
+
+    def __repr__(self) -> str:
+        return "<triton_toolchain launcher build>"
+
+
+def _knob_target(knobs: Any, knob: str) -> tuple[Any, str] | None:
+    group_name, _, attr = knob.partition(".")
+    group = getattr(knobs, group_name, None)
+    # Look in the classes' dictionaries: reading a knob descriptor from the class fails.
+    if group is None or not any(attr in vars(c) for c in type(group).__mro__):
+        return None  # e.g. ptxas_blackwell where a release lacks it
+    return group, attr
+
+
+def apply_knobs(
+    knobs: Any, plan: Plan, state: TritonState, env: dict[str, str], report: Report
+) -> None:
+    """Assign the plan's knobs (see the module docstring). ``env`` holds the variables
+    this process wrote (Triton's ``propagate_env`` writes them for us)."""
+    for setting in plan["settings"]:
+        knob, variable, value = setting["knob"], setting["variable"], setting["value"]
+        if knob is None or not knob.startswith("nvidia."):
+            continue
+        target = _knob_target(knobs, knob)
+        if target is None:
+            continue
+        group, attr = target
+        assigned = group.__dict__.get(attr, _UNSET)
+        ours = knob in state.knobs and assigned == state.knobs[knob]
+        if assigned is not _UNSET and not ours:
+            report.kept[f"knobs.{knob}"] = "assigned by the user"
+            state.knobs.pop(knob, None)
+            continue
+        if setting["user"] or setting["error"]:
+            why = f"{variable} set by the user" + (
+                " (wrong: see the error)" if setting["error"] else ""
+            )
+            report.kept[f"knobs.{knob}"] = why
+            if ours:
+                delattr(group, attr)  # Triton then reads the user's variable
+            state.knobs.pop(knob, None)
+            env.pop(variable, None)
+            continue
+        if value is None:
+            if ours:
+                delattr(group, attr)
+                if variable and os.environ.get(variable) == env.get(variable):
+                    os.environ.pop(variable, None)
+            state.knobs.pop(knob, None)
+            env.pop(variable, None)
+            continue
+        if not ours or assigned != value:
+            setattr(group, attr, value)  # propagate_env writes the variable too
+        state.knobs[knob] = value
+        if variable and os.environ.get(variable) == value:
+            env[variable] = value
+        report.applied[f"knobs.{knob}"] = value
+
+
+def apply_impl(knobs: Any, plan: PlanGetter, state: TritonState, report: Report) -> None:
+    """``knobs.build.impl``: the launcher build, unless someone else's is there."""
+    if state.impl is None:
+        state.impl = LauncherBuild(plan)
+    current = knobs.build.impl
+    if current is not None and current is not state.impl:
+        report.kept["knobs.build.impl"] = f"assigned by the user ({current!r})"
+        return
+    knobs.build.impl = state.impl
+    report.applied["knobs.build.impl"] = repr(state.impl)
+
+
+def guard_get_ptxas(
+    original: Callable[[int], object], plan: PlanGetter, namespace: Namespace
+) -> Callable[[int], object]:
+    """``get_ptxas`` returning ``original(arch)`` or raising the shim's error
+    (``_guards.ptxas_error``)."""
+
+    @functools.wraps(original)
+    def get_ptxas(arch: int) -> object:
+        from ._guards import no_ptxas, ptxas_error, setting_error
+
+        error = setting_error(plan(), "compile")
+        if error is not None:
+            raise error
+        try:
+            tool = original(arch)
+        except RuntimeError as exc:  # Triton's "Cannot find ptxas"
+            raise no_ptxas(arch, exc) from exc
+        problem = ptxas_error(arch, tool, plan(), namespace) if isinstance(arch, int) else None
+        if problem is not None:
+            raise problem
+        return tool
+
+    setattr(get_ptxas, ORIGINAL, original)
+    return get_ptxas
+
+
+def no_driver_dirs(plan: PlanGetter) -> Callable[[], list[str]]:
+    """A ``libcuda_dirs`` that raises the shim's explanation of the missing driver."""
+
+    def libcuda_dirs() -> list[str]:
+        from ._guards import missing_driver, setting_error
+
+        current = plan()
+        # A wrong setting of the user's (CC, TRITON_LIBCUDA_PATH) is what to fix first.
+        raise setting_error(current, "build") or missing_driver(current)
+
+    return libcuda_dirs
+
+
+def no_driver_probe(original: Callable[[], bool]) -> Callable[[], bool]:
+    """``_cuda_driver_is_active`` where the shim found no usable driver: no, without
+    loading ``libcuda.so.1`` by bare name (which an empty ``LD_LIBRARY_PATH`` entry
+    would take from the current directory)."""
+
+    @functools.wraps(original)
+    def _cuda_driver_is_active() -> bool:
+        return False
+
+    setattr(_cuda_driver_is_active, ORIGINAL, original)
+    return _cuda_driver_is_active
+
+
+def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
+    """Guard ``get_ptxas``; without a driver, replace ``libcuda_dirs`` (also without a
+    link directory) and the by-name driver probe; with one, put Triton's back."""
+    for where, namespace in namespaces("compiler"):
+
+        def make(original: Any, namespace: Namespace = namespace) -> object:
+            return guard_get_ptxas(original, plan, namespace)
+
+        if state.patches.patch(where, namespace, "get_ptxas", make):
+            report.applied[f"patch:{where}.get_ptxas"] = (
+                "refuses a ptxas that cannot serve the target"
+            )
+    current = plan()
+    libcuda = next((s for s in current["settings"] if s["component"] == "libcuda"), None)
+    user_set = bool(libcuda and libcuda["user"])
+    for where, namespace in namespaces("driver"):
+        if current["driver"] is not None or user_set:
+            state.patches.unpatch(where, namespace, "_cuda_driver_is_active")
+        elif state.patches.patch(where, namespace, "_cuda_driver_is_active", no_driver_probe):
+            report.applied[f"patch:{where}._cuda_driver_is_active"] = (
+                "no driver found: nothing loads libcuda.so.1 by bare name"
+            )
+        if current["driver"] is not None or current["link"] is not None or user_set:
+            state.patches.unpatch(where, namespace, "libcuda_dirs")
+        elif state.patches.patch(where, namespace, "libcuda_dirs", lambda _o: no_driver_dirs(plan)):
+            report.applied[f"patch:{where}.libcuda_dirs"] = (
+                "explains the missing driver instead of running ldconfig"
+            )
+
+
+def apply(plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report) -> str:
+    """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``)."""
+    knobs = sys.modules.get("triton.knobs")
+    if knobs is not None and hasattr(knobs, "nvidia") and hasattr(knobs, "build"):
+        apply_knobs(knobs, plan(), state, env, report)
+        apply_impl(knobs, plan, state, report)
+        mode = "knobs"
+    else:
+        from ._legacy import apply_environ
+
+        apply_environ(plan, state, env, report)
+        mode = "environ"
+    patch_lookups(plan, state, report)
+    clear_caches()
+    return mode

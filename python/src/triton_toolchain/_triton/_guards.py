@@ -1,4 +1,4 @@
-"""The errors Triton's guarded lookups raise (``_apply``), instead of a ptxas failure,
+"""The errors Triton's guarded lookups raise (``_triton``), instead of a ptxas failure,
 an LLVM abort, a misleading ``RuntimeError`` or a silent fall-back.
 
 - a wrong explicit setting of a component the step uses (``setting_error``);
@@ -145,7 +145,7 @@ def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
         importlib.import_module("triton.backends.nvidia.compiler")
     except Exception as exc:  # a broken Triton install is worth a line, not a traceback
         return (f"Triton's NVIDIA compiler cannot be imported ({type(exc).__name__}: {exc})",)
-    from ._apply import namespaces
+    from . import namespaces
 
     spaces = namespaces("compiler")
     if not spaces:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import sys
 
+from .._activate import Report
 from .._catalog import triton_release
-from .._process import Report
-from ._apply import BUILD, LauncherBuild, PlanGetter, TritonState, namespaces
+from . import BUILD, LauncherBuild, PlanGetter, TritonState, namespaces
 from ._guards import _triton_version
 
 

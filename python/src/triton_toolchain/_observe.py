@@ -1,0 +1,163 @@
+"""Recording what a resolution observes, and keeping it as an activation record
+(``_record``): the side of the record that only a miss needs.
+
+Every look at the machine that a resolution makes goes through ``observe`` (the
+filesystem reads of ``_discovery._fs``, the package lookups of ``_discovery._host``) or
+is reported by ``observed_env`` (every environment variable read); inside
+``recording()`` each observation and its value become a fact. ``store`` keeps a result
+with its facts: the newest first, at most ``_record.MAX_RECORDS``, in a directory this
+user alone can write, written to a temporary file and renamed over, so a reader sees
+the old file or the new one, never a torn one. Nothing here raises for a file it cannot
+write: the record is then simply not kept.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import marshal
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import Any
+
+from . import _trust
+from ._record import (
+    MARSHAL_VERSION,
+    MAX_RECORDS,
+    OPS,
+    RECORD_FILE,
+    RECORD_HEADER,
+    _plain,
+    body,
+    cache_dir,
+    private_dir,
+    stored,
+)
+
+
+class Facts:
+    """What one resolution observed, in order: ``(op, argument) -> value``. An
+    observation made twice with different values makes the facts ``unstable``
+    (something changed while resolving): such facts are never stored."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], Any] = {}
+        self.unstable = False
+        self.looks = _trust.Looks()
+
+    def add(self, op: str, arg: str, value: Any) -> None:
+        key = (op, arg)
+        if key in self.values:
+            self.unstable = self.unstable or self.values[key] != value
+        else:
+            self.values[key] = value
+
+    def to_list(self) -> list[list[Any]]:
+        """The facts in the order observed, the environment's first: a record made in
+        another environment fails on them, before any file is looked at."""
+        ordered = sorted(self.values.items(), key=lambda item: item[0][0] != "env")
+        return [[op, arg, value] for (op, arg), value in ordered]
+
+
+_ACTIVE: contextvars.ContextVar[Facts | None] = contextvars.ContextVar(
+    "triton_toolchain_facts", default=None
+)
+
+
+@contextmanager
+def recording() -> Iterator[Facts]:
+    """Record every observation made in this context."""
+    facts = Facts()
+    token = _ACTIVE.set(facts)
+    try:
+        yield facts
+    finally:
+        _ACTIVE.reset(token)
+
+
+def observe(op: str, arg: str) -> Any:
+    """Make an observation (``OPS[op](arg)``), recording it when a recording is active
+    (whose walks then share one view of the filesystem)."""
+    facts = _ACTIVE.get()
+    value = OPS[op](arg, facts.looks if facts is not None else _trust.Looks())
+    if facts is not None:
+        facts.add(op, arg, _plain(value))
+    return value
+
+
+def observed_env(name: str, value: str | None) -> None:
+    """Record that the environment variable ``name`` was read as ``value``."""
+    facts = _ACTIVE.get()
+    if facts is not None:
+        facts.add("env", name, value)
+
+
+def make_private_dir(directory: str | None) -> str | None:
+    """Create ``directory`` (mode 0700) where missing; the same answer as ``private_dir``.
+    Nothing is created below a directory others can change (it would not be used)."""
+    if directory is None:
+        return None
+    ancestor = directory
+    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        ancestor = os.path.dirname(ancestor)
+    if ancestor != directory and _trust.untrusted(ancestor, container=True) is not None:
+        return None
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except (OSError, ValueError):
+        return None
+    return private_dir(directory)
+
+
+def write_private(directory: str | None, name: str, data: bytes) -> bool:
+    """Replace ``name`` in the private ``directory`` (created if needed) by ``data``:
+    written to a temporary file of mode 0600, then renamed over. False when it could
+    not be written; the old file then stays as it was."""
+    directory = make_private_dir(directory)
+    if directory is None:
+        return False
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, os.path.join(directory, name))
+        return True
+    except OSError:
+        with suppress(OSError):
+            os.unlink(tmp)
+        return False
+
+
+def _entry(key: Any, facts: list[Any], result: dict[str, Any]) -> list[Any]:
+    return [key, marshal.dumps([facts, result], MARSHAL_VERSION)]
+
+
+def encode(records: list[dict[str, Any]]) -> bytes:
+    """The bytes of a record file holding ``records`` (``{"key", "facts", "result"}``, as
+    ``_record.decode`` gives them); raises ``ValueError`` for a value ``marshal`` cannot
+    store."""
+    packed = [_entry(r["key"], r["facts"], r["result"]) for r in records]
+    return RECORD_HEADER + marshal.dumps(packed, MARSHAL_VERSION)
+
+
+def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping[str, str]) -> bool:
+    """Keep ``result`` with its facts (the newest first, at most ``MAX_RECORDS``; a
+    record of the same key and facts is replaced)."""
+    if facts.unstable:
+        return False
+    observed = facts.to_list()
+    try:
+        entry = _entry(key, observed, result)
+    except ValueError:
+        return False
+    kept = [
+        [k, raw] for k, raw in stored(environ) if k != key or (body(raw) or ([],))[0] != observed
+    ]
+    data = RECORD_HEADER + marshal.dumps([entry, *kept][:MAX_RECORDS], MARSHAL_VERSION)
+    return write_private(cache_dir(environ), RECORD_FILE, data)
