@@ -154,8 +154,16 @@ done
 if [ -n "${BENCH:-}" ]; then
   # What the shim adds to `import triton` and `import torch` on a machine with a driver
   # (which activation loads), against TRITON_TOOLCHAIN=off in the same run.
+  # With FAST_PATH=1, also where that time goes (bench/fast_path.py), for both imports.
   (cd "$HERE/../.." && timeout "${BENCH_TIMEOUT:-300}" "$SHIM_PYTHON" bench/activation.py \
     --runs "${BENCH_RUNS:-9}" >"$OUT/bench-activation.txt" 2>&1) || true
   cat "$OUT/bench-activation.txt" >&2
+  if [ -n "${FAST_PATH:-}" ]; then
+    for module in triton torch; do
+      (cd "$HERE/../.." && timeout "${BENCH_TIMEOUT:-300}" "$SHIM_PYTHON" bench/fast_path.py \
+        --runs "${BENCH_RUNS:-9}" --module "$module" >>"$OUT/bench-fast-path.txt" 2>&1) || true
+    done
+    cat "$OUT/bench-fast-path.txt" >&2
+  fi
 fi
 log "done: $OUT/report.md"

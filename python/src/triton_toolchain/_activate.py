@@ -302,7 +302,8 @@ def preload_driver(path: str, loaded: list[str] | None = None) -> str:
 # ---------------------------------------------------------------- patches and the report
 
 ORIGINAL = "__triton_toolchain_original__"
-Namespace = dict[str, Any]
+if TYPE_CHECKING:
+    Namespace = dict[str, Any]
 
 
 class Report:

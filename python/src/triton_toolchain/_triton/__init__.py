@@ -40,9 +40,15 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .._activate import ORIGINAL, Namespace, Patches, Report
+from .._activate import ORIGINAL, Patches, Report
+
+if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us each
+    from .._activate import Namespace
+
+    Plan = dict[str, Any]
+    PlanGetter = Callable[[], Plan]
 
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"
@@ -53,8 +59,6 @@ TRITON_CACHES: dict[str, tuple[str, ...]] = {
     "compiler": ("_path_to_binary", "get_ptxas", "get_ptxas_version"),
 }
 
-Plan = dict[str, Any]
-PlanGetter = Callable[[], Plan]
 _UNSET = object()
 
 

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from .._activate import Report
 from .._catalog import triton_release
-from . import BUILD, LauncherBuild, PlanGetter, TritonState, namespaces
+from . import BUILD, LauncherBuild, TritonState, namespaces
 from ._guards import _triton_version
+
+if TYPE_CHECKING:
+    from . import PlanGetter
 
 
 def _wanted(plan: dict[str, object]) -> dict[str, tuple[str | None, bool]]:

@@ -1,0 +1,145 @@
+"""Where the time in the shim goes when ``import triton`` (or ``import torch``) finds a
+valid activation record: each phase of the fast path, and the record's facts by kind.
+
+Cases as in ``bench/activation.py``: ``manifest`` (a manifest from ``triton-toolchain
+lock``) and ``discovery`` (no manifest; the record of an earlier process). Each run is
+a fresh interpreter with the standard modules the import loads anyway loaded first;
+the phases are timed by wrapping the shim's functions in it:
+
+- ``import``: the shim's modules the hook imports first (the package and ``_activate``,
+  with ``_record`` and ``_trust``);
+- ``maps``: reading ``/proc/self/maps`` for a driver already mapped;
+- ``record``: reading the record file and decoding its entries;
+- ``verify``: observing every fact of the matching record again;
+- ``driver``: loading the driver by absolute path (where the machine has one);
+- ``apply``: importing the adapter and applying to Triton or torch;
+- ``total``: everything the hook did, all of the above included.
+
+Then, in one more interpreter (the import made first, the shim off), each fact of the
+record is observed once more, alone, and the time is summed by kind (``stat``, ``trust``
+walks, ``package`` lookups, ...).
+
+Usage: ``python bench/fast_path.py [--runs 15] [--module triton|torch]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from activation import last_line, stdlib_loaded_by
+
+PHASES = r"""
+import importlib, json, sys, time
+for name in {preload!r}:
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+clock = time.perf_counter
+spent = {{}}
+start = clock()
+import triton_toolchain._activate as activation
+from triton_toolchain import _record
+spent["import"] = clock() - start
+
+def timed(module, name, phase):
+    original = getattr(module, name)
+    def wrapper(*args, **kwargs):
+        began = clock()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + clock() - began
+    setattr(module, name, wrapper)
+
+for module, name, phase in [
+    (activation, "loaded_drivers", "maps"), (_record, "stored", "record"),
+    (_record, "verify", "verify"), (activation, "preload_driver", "driver"),
+    (activation, "_apply_triton", "apply"), (activation, "_apply_torch", "apply"),
+    (activation, "_notify", "total"),
+]:
+    timed(module, name, phase)
+spent["total"] = spent["import"]
+import {module}
+print(json.dumps({{k: v * 1000 for k, v in spent.items()}}))
+"""
+
+BY_KIND = r"""
+import json, os, sys, time
+import {module}  # with the shim off: the import system's caches as on the hit path
+import triton_toolchain._activate as activation
+from triton_toolchain import _record, _trust
+environ = activation.user_environ()
+key = _record.identity(None)
+facts = next(
+    _record.body(raw)[0] for found, raw in _record.stored(environ) if found == key
+)
+looks, spent, count = _trust.Looks(), {{}}, {{}}
+for op, arg, value in facts:
+    began = time.perf_counter()
+    now = environ.get(arg) if op == "env" else _record._plain(_record.OPS[op](arg, looks))
+    spent[op] = spent.get(op, 0.0) + time.perf_counter() - began
+    count[op] = count.get(op, 0) + 1
+    assert now == value, (op, arg)
+print(json.dumps({{op: [count[op], spent[op] * 1000] for op in spent}}))
+"""
+
+ORDER = ("import", "maps", "record", "verify", "driver", "apply", "total")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--module", choices=("triton", "torch"), default="triton")
+    args = parser.parse_args()
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TRITON") and k not in ("XDG_CACHE_HOME", "PYTHONDONTWRITEBYTECODE")
+    }
+    preload = stdlib_loaded_by(args.module, {**base, "TRITON_TOOLCHAIN": "off"})
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = Path(tmp, "manifest.json")
+        subprocess.run(
+            [sys.executable, "-m", "triton_toolchain", "lock", "-o", str(manifest)],
+            env={**base, "HOME": tmp},
+            check=False,
+            capture_output=True,
+        )
+        cases = {
+            "manifest": {**base, "HOME": f"{tmp}/m", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
+            "discovery": {**base, "HOME": f"{tmp}/d"},
+        }
+        code = PHASES.format(preload=preload, module=args.module)
+        phases: dict[str, dict[str, list[float]]] = {case: {} for case in cases}
+        for round_ in range(args.runs + 1):  # the first round records and warms up
+            for case, env in cases.items():
+                seen = json.loads(last_line(code, env))
+                for phase in ORDER:
+                    if round_:
+                        phases[case].setdefault(phase, []).append(seen.get(phase, 0.0))
+        print(f"import {args.module}, a record hit: median ms of {args.runs} fresh interpreters")
+        print(f"  {'':9} " + " ".join(f"{p:>7}" for p in ORDER))
+        for case in cases:
+            row = " ".join(f"{statistics.median(phases[case][p]):7.2f}" for p in ORDER)
+            print(f"  {case:9} {row}")
+        for case, env in cases.items():
+            by_kind = BY_KIND.format(module=args.module)
+            kinds = json.loads(last_line(by_kind, {**env, "TRITON_TOOLCHAIN": "off"}))
+            facts = sum(n for n, _ in kinds.values())
+            print(f"  {case} record: {facts} facts, observed again one by one:")
+            for op, (n, ms) in sorted(kinds.items(), key=lambda item: -item[1][1]):
+                print(f"    {op:10} {n:4d} facts {ms:7.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
