@@ -197,32 +197,41 @@ def report(
     return met, off
 
 
+def user_environ() -> dict[str, str]:
+    """This environment without the shim's settings and cache location. Byte code is
+    written as users' interpreters write it (PYTHONDONTWRITEBYTECODE would have every
+    process compile the shim's modules from source)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TRITON") and k not in ("XDG_CACHE_HOME", "PYTHONDONTWRITEBYTECODE")
+    }
+
+
+def make_cases(tmp: str, base: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Each case's environment, its home in ``tmp``; the manifest written by ``lock``."""
+    manifest = Path(tmp, "manifest.json")
+    subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "lock", "-o", str(manifest)],
+        env={**base, "HOME": tmp},
+        check=False,
+        capture_output=True,
+    )
+    return {
+        "off": {**base, "TRITON_TOOLCHAIN": "off", "HOME": f"{tmp}/off"},
+        "manifest": {**base, "HOME": f"{tmp}/m", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
+        "discovery": {**base, "HOME": f"{tmp}/d"},
+        "miss": {**base, "HOME": f"{tmp}/x"},
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=25)
     args = parser.parse_args()
     has_torch = importlib.util.find_spec("torch") is not None
-    # Byte code is written as users' interpreters write it (PYTHONDONTWRITEBYTECODE would
-    # have every process compile the shim's modules from source).
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("TRITON") and k not in ("XDG_CACHE_HOME", "PYTHONDONTWRITEBYTECODE")
-    }
     with tempfile.TemporaryDirectory() as tmp:
-        manifest = Path(tmp, "manifest.json")
-        subprocess.run(
-            [sys.executable, "-m", "triton_toolchain", "lock", "-o", str(manifest)],
-            env={**base, "HOME": tmp},
-            check=False,
-            capture_output=True,
-        )
-        cases = {
-            "off": {**base, "TRITON_TOOLCHAIN": "off", "HOME": f"{tmp}/off"},
-            "manifest": {**base, "HOME": f"{tmp}/m", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
-            "discovery": {**base, "HOME": f"{tmp}/d"},
-            "miss": {**base, "HOME": f"{tmp}/x"},
-        }
+        cases = make_cases(tmp, user_environ())
         met, off = report("triton", cases, args.runs, f"{tmp}/x", None)
         scale = off / ISSUE_OFF_MS
         print(f"this machine: import triton off {off:.1f} ms, {scale:.2f} x the issue's run")

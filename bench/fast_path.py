@@ -28,13 +28,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from activation import last_line, stdlib_loaded_by
+from activation import last_line, make_cases, stdlib_loaded_by, user_environ
 
 PHASES = r"""
 import importlib, json, sys, time
@@ -100,24 +98,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--module", choices=("triton", "torch"), default="triton")
     args = parser.parse_args()
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("TRITON") and k not in ("XDG_CACHE_HOME", "PYTHONDONTWRITEBYTECODE")
-    }
+    base = user_environ()
     preload = stdlib_loaded_by(args.module, {**base, "TRITON_TOOLCHAIN": "off"})
     with tempfile.TemporaryDirectory() as tmp:
-        manifest = Path(tmp, "manifest.json")
-        subprocess.run(
-            [sys.executable, "-m", "triton_toolchain", "lock", "-o", str(manifest)],
-            env={**base, "HOME": tmp},
-            check=False,
-            capture_output=True,
-        )
-        cases = {
-            "manifest": {**base, "HOME": f"{tmp}/m", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
-            "discovery": {**base, "HOME": f"{tmp}/d"},
-        }
+        cases = {k: v for k, v in make_cases(tmp, base).items() if k in ("manifest", "discovery")}
         code = PHASES.format(preload=preload, module=args.module)
         phases: dict[str, dict[str, list[float]]] = {case: {} for case in cases}
         for round_ in range(args.runs + 1):  # the first round records and warms up

@@ -69,7 +69,8 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------- the switch
 
 SWITCH = "TRITON_TOOLCHAIN"
-OFF_VALUES = frozenset({"off", "0", "false", "no"})
+OFF = ("off", "0", "false", "no")
+OFF_VALUES = frozenset(OFF)
 ON_VALUES = frozenset({"", "on", "1", "true", "yes"})
 
 
@@ -113,7 +114,7 @@ WATCHED = frozenset(
 )
 _STUB = (
     "class _TritonToolchainStub:\n"
-    "    _triton_toolchain_hook = True\n"
+    f"    {MARK} = True\n"
     "    @staticmethod\n"
     "    def find_spec(name, path=None, target=None):\n"
     f"        if name not in {STUB_NAMES!r}:\n"
@@ -129,9 +130,8 @@ _STUB = (
 # read the same site-packages twice (a venv's ``lib64`` symlink to ``lib``): the stub is
 # installed once.
 PTH_LINE = (
-    'import os, sys; os.environ.get("TRITON_TOOLCHAIN", "").strip().lower() in '
-    '("off", "0", "false", "no") or any(getattr(f, "_triton_toolchain_hook", False) '
-    f"for f in sys.meta_path) or exec({_STUB!r})"
+    f"import os, sys; os.environ.get({SWITCH!r}, '').strip().lower() in {OFF!r} or "
+    f"any(getattr(f, {MARK!r}, False) for f in sys.meta_path) or exec({_STUB!r})"
 )
 _WARNED: set[str] = set()
 
