@@ -126,8 +126,8 @@ class Host:
     base_prefix: Path = Path(sys.base_prefix)
     prefix: Path = Path(sys.prefix)
     # Facts of this interpreter (architecture, sysconfig, where packages are) are read
-    # once per process by Host.current(): installing a package into a running
-    # interpreter is not followed.
+    # once per Host (the packages other than Triton when first asked): installing a
+    # package into a running interpreter is not followed by a Host already made.
     triton_dir: Path | None = None
     packages: Mapping[str, tuple[Path, ...]] | None = field(default_factory=dict)
     triton: TritonRelease | None = None
