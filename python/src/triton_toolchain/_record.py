@@ -133,8 +133,8 @@ def _spec_dirs(name: str) -> list[str]:
 
 
 # Every kind of observation: op -> how to make it, with the ``Looks`` (remembered
-# ``lstat``/``readlink``) of the resolution or verification that makes it. A recorded
-# fact is (op, argument, value); observing it again must give the same value.
+# ``lstat``, ``stat`` and ``readlink``) of the resolution or verification that makes it.
+# A recorded fact is (op, argument, value); observing it again must give the same value.
 OPS: dict[str, Callable[[str, _trust.Looks], Any]] = {
     "stat": lambda p, looks: _status(looks.stat, p),
     "lstat": lambda p, looks: _status(looks.lstat, p),
