@@ -87,11 +87,6 @@ def switch(environ: Mapping[str, str] | None = None) -> tuple[bool, str | None]:
     )
 
 
-def disabled(environ: Mapping[str, str] | None = None) -> bool:
-    """``TRITON_TOOLCHAIN`` is ``off`` (or ``0``, ``false``, ``no``)."""
-    return not switch(environ)[0]
-
-
 # ----------------------------------------------------------------------- the import hook
 
 MARK = "_triton_toolchain_hook"
