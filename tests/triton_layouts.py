@@ -109,14 +109,15 @@ class Layout:
 
 def assembler_runs(log: Path) -> list[tuple[str, str]]:
     """``(the path Triton ran, --gpu-name value)`` of each assembler run that recording
-    wrappers logged to ``log`` (``--version`` queries are not runs)."""
+    wrappers logged to ``log`` (``--version`` queries and the shim's fit probe, which
+    assembles ``probe.ptx`` in a ``triton-toolchain-probe-*`` directory, are not runs)."""
     if not log.exists():
         return []
     runs = []
     for line in log.read_text().splitlines():
         tool, *args = line.split()
         gpu = [a.split("=", 1)[1] for a in args if a.startswith("--gpu-name=")]
-        if gpu:
+        if gpu and not any("triton-toolchain-probe-" in a for a in args):
             runs.append((tool, gpu[0]))
     return runs
 

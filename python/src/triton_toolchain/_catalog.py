@@ -608,3 +608,140 @@ def must_assemble(
         if serves and arch not in targets:
             targets.append(arch)
     return tuple(targets)
+
+
+# --------------------------------------------------------------- fit: PTX, driver, advisories
+
+
+@dataclass(frozen=True, kw_only=True)
+class PtxRule:
+    """One line of a Triton release's ``ptx_get_version``: for Triton ``triton`` (first,
+    last release; ``None``: every later one) and a ptxas of CUDA ``cuda`` with a minor
+    release in ``minors`` (first, last; ``None``: any later), Triton writes PTX
+    ``.version`` ``base + minor`` (as an integer: 86 is 8.6). A release no rule covers
+    is one Triton refuses (it raises)."""
+
+    triton: tuple[tuple[int, int], tuple[int, int] | None]
+    cuda: int
+    minors: tuple[int, int | None]
+    base: int
+
+
+# Read from ``backends/nvidia/compiler.py`` ``ptx_get_version`` of each release (3.0.0,
+# 3.1.0, 3.2.0, 3.3.1, 3.4.0, 3.5.1 ... 3.9.0); ``tests/test_fit.py`` checks the table
+# against the installed Triton's own function. 3.2 knows 12.6 but nothing newer; 3.3
+# and 3.4 know no CUDA 13; from 3.5 on CUDA 13.x writes 9.x (``90 + (major-13)*10``).
+_OLD = ((3, 0), None)
+PTX_RULES: tuple[PtxRule, ...] = (
+    PtxRule(triton=_OLD, cuda=10, minors=(0, None), base=63),
+    PtxRule(triton=_OLD, cuda=11, minors=(0, None), base=70),
+    PtxRule(triton=((3, 0), (3, 1)), cuda=12, minors=(0, None), base=80),
+    PtxRule(triton=((3, 2), None), cuda=12, minors=(0, 5), base=80),
+    PtxRule(triton=((3, 2), (3, 2)), cuda=12, minors=(6, 6), base=79),
+    PtxRule(triton=((3, 3), None), cuda=12, minors=(6, None), base=79),
+    PtxRule(triton=((3, 5), None), cuda=13, minors=(0, None), base=90),
+    PtxRule(triton=((3, 5), None), cuda=14, minors=(0, None), base=100),
+)
+
+
+def triton_ptx_version(triton: tuple[int, int], release: str) -> int | None:
+    """The PTX ``.version`` (86 for 8.6) Triton ``triton`` writes when its ptxas is of
+    CUDA ``release``; ``None`` where that Triton refuses the release.
+
+    >>> triton_ptx_version((3, 0), "12.6"), triton_ptx_version((3, 3), "12.6")
+    (86, 85)
+    >>> triton_ptx_version((3, 4), "13.0") is None, triton_ptx_version((3, 9), "13.1")
+    (True, 91)
+    """
+    version = parse_release(release)
+    if version is None:
+        return None
+    major, minor = version
+    for rule in PTX_RULES:
+        first, last = rule.triton
+        low, high = rule.minors
+        if (
+            first <= triton
+            and (last is None or triton <= last)
+            and rule.cuda == major
+            and low <= minor
+            and (high is None or minor <= high)
+        ):
+            return rule.base + minor
+    return None
+
+
+# The driver rule (NVIDIA, CUDA Compatibility guide, "Minor Version Compatibility",
+# https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html,
+# table 1): from CUDA 11 on, what a toolkit of one major release builds runs on any
+# driver of that major release or newer (minimum drivers 450 for 11.x, 525 for 12.x,
+# 580 for 13.x); before 11 the driver must be at least the toolkit's release. A cubin
+# from a ptxas of a newer major release than the driver's CUDA does not load
+# (CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the provided PTX was compiled with an
+# unsupported toolchain"); the forward-compatibility package (cuda-compat) is the
+# exception, which a driver read from its libcuda reports as its own newer release.
+MINOR_COMPATIBILITY_FROM = 11
+# The minimum driver release of each major CUDA release (the same table).
+MIN_DRIVER: dict[int, str] = {11: "450", 12: "525", 13: "580"}
+
+
+def driver_loads(ptxas_release: tuple[int, int], driver_cuda: tuple[int, int]) -> bool:
+    """Whether a driver of CUDA ``driver_cuda`` loads the cubins of a ptxas of CUDA
+    ``ptxas_release`` (the rule above).
+
+    >>> driver_loads((12, 9), (12, 8)), driver_loads((13, 0), (12, 8))
+    (True, False)
+    >>> driver_loads((10, 2), (10, 1)), driver_loads((12, 4), (13, 0))
+    (False, True)
+    """
+    if ptxas_release[0] >= MINOR_COMPATIBILITY_FROM:
+        return driver_cuda[0] >= ptxas_release[0]
+    return driver_cuda >= ptxas_release
+
+
+@dataclass(frozen=True, kw_only=True)
+class Advisory:
+    """A known-bad build: ``tool`` of CUDA releases ``releases`` (first, last, inclusive)
+    for the architectures ``archs`` has ``effect``; ``reference`` is the source. A
+    discovered match is taken only when nothing else fits; an explicit one is a
+    warning; ``doctor`` shows it."""
+
+    tool: str
+    releases: tuple[tuple[int, int], tuple[int, int]]
+    archs: tuple[int, ...]
+    effect: str
+    reference: str
+
+
+ADVISORIES: tuple[Advisory, ...] = (
+    Advisory(
+        tool="ptxas",
+        releases=((13, 1), (13, 1)),
+        archs=(100, 120),
+        effect="gives nondeterministic results on Blackwell (B200); Triton pinned its "
+        "ptxas-blackwell back to 12.9 for sm_100/sm_120",
+        reference="pytorch/pytorch#181248, triton-lang/triton#10462",
+    ),
+)
+
+
+def advisories_for(tool: str, release: str | None, arch: int | None) -> tuple[Advisory, ...]:
+    """The advisories matching ``tool`` (``"ptxas"`` for ``ptxas-blackwell`` as well) of
+    CUDA ``release`` used for ``sm_<arch>`` (``None``: any architecture).
+
+    >>> [a.reference.split(",")[0] for a in advisories_for("ptxas-blackwell", "13.1", 100)]
+    ['pytorch/pytorch#181248']
+    >>> advisories_for("ptxas", "13.1", 90)
+    ()
+    """
+    version = parse_release(release) if release else None
+    if version is None:
+        return ()
+    name = "ptxas" if tool.startswith("ptxas") else tool
+    return tuple(
+        a
+        for a in ADVISORIES
+        if a.tool == name
+        and a.releases[0] <= version <= a.releases[1]
+        and (arch is None or arch in a.archs)
+    )

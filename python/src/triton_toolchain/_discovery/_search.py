@@ -40,11 +40,14 @@ class Candidate:
 @dataclass(frozen=True)
 class Verdict:
     """A check's judgement: accepted when ``problem`` is ``None``; ``note``: a fact
-    worth reporting about an accepted candidate (a forward-compatibility driver)."""
+    worth reporting about an accepted candidate (a forward-compatibility driver);
+    ``advised_against``: a known-bad build for the target (``_catalog.ADVISORIES``),
+    which discovery takes only when no later candidate is accepted without one."""
 
     version: str | None = None
     problem: str | None = None
     note: str | None = None
+    advised_against: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,11 +139,14 @@ def search(
 
     ``rejected``/``searched``/``notes`` carry history from earlier sources (a manifest
     entry that was refused, say) so that the final ``Choice`` tells the whole story.
-    Candidates that resolve to a file already judged are not judged twice.
+    Candidates that resolve to a file already judged are not judged twice. A candidate
+    accepted but ``advised_against`` is kept aside and returned only when no later
+    candidate is accepted without an advisory.
     """
     rejections = list(rejected)
     looked = list(searched)
     judged: set[Path] = set()
+    advised: tuple[Candidate, Verdict] | None = None
     for step in steps:
         for cand in step(host, ctx):
             looked.append(f"{cand.source}: {cand.path}")
@@ -154,15 +160,31 @@ def search(
                 continue
             judged.add(key)
             verdict = check(cand.path)
+            if verdict.problem is None and verdict.advised_against:
+                advised = advised or (cand, verdict)
+                continue
             if verdict.problem is None:
-                return Choice(
-                    component,
-                    str(cand.path),
-                    verdict.version,
-                    cand.source,
-                    tuple(rejections),
-                    tuple(looked),
-                    (*notes, *([verdict.note] if verdict.note else [])),
-                )
+                return _accepted(component, cand, verdict, rejections, looked, notes)
             rejections.append(Rejection(str(cand.path), verdict.problem, cand.source))
+    if advised is not None:
+        return _accepted(component, *advised, rejections, looked, notes)
     return Choice(component, None, None, None, tuple(rejections), tuple(looked), tuple(notes))
+
+
+def _accepted(
+    component: str,
+    cand: Candidate,
+    verdict: Verdict,
+    rejections: list[Rejection],
+    looked: list[str],
+    notes: Iterable[str],
+) -> Choice:
+    return Choice(
+        component,
+        str(cand.path),
+        verdict.version,
+        cand.source,
+        tuple(rejections),
+        tuple(looked),
+        (*notes, *([verdict.note] if verdict.note else [])),
+    )

@@ -22,7 +22,13 @@ alike: a regular executable file that nobody but root and this user can change
 (then no process runs, unless ``host.verify``, and then the two must agree) or what
 ``<tool> --version`` prints (``_run``); and it can assemble what Triton will ask of it
 (``_catalog.must_assemble``: the targets the installed Triton release runs this
-component for, and ``ptxas-blackwell``'s fixed sm_100a).
+component for, and ``ptxas-blackwell``'s fixed sm_100a). With a target architecture
+(``doctor --arch N``, ``resolve(arch=N)``; never on the ``import triton`` path, which
+resolves for no architecture) and a tool Triton runs for it, the tool is also asked
+(``fit_problem``): it must assemble the PTX ``.version`` this Triton release writes with
+its release (``_catalog.triton_ptx_version``) for that target (``_probe.assemble``,
+remembered per file); and a known-bad build for the target (``_catalog.ADVISORIES``)
+is noted and taken only when nothing else fits.
 
 Example: on a machine whose Triton lost its bundled ptxas, ``resolve(arch=90)`` takes
 ``/usr/local/cuda/bin/ptxas`` and rejects an 11.4 one in ``CUDA_HOME`` with "release
@@ -35,15 +41,27 @@ import re
 from functools import partial
 from pathlib import Path
 
-from .._catalog import COMPONENT, COMPONENTS, arch_problem, must_assemble, parse_release
+from .._catalog import (
+    COMPONENT,
+    COMPONENTS,
+    advisories_for,
+    arch_name,
+    arch_problem,
+    must_assemble,
+    parse_release,
+    ptxas_for,
+    triton_ptx_version,
+)
 from . import _fs
-from ._host import Host
+from ._host import Host, child_environ, triton_version
 from ._layouts import layout_steps
+from ._probe import assemble
 from ._run import ask
 from ._search import Context, Locator, Verdict
 
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 TOOLS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.area == "bin")
+PTXAS = ("ptxas", "ptxas-blackwell")
 
 
 def tool_release(path: Path, host: Host) -> tuple[str | None, str | None]:
@@ -74,6 +92,40 @@ def release_problem(component: str, release: str, host: Host, arch: int | None) 
     return None
 
 
+def fit_problem(component: str, path: Path, release: str, host: Host, arch: int) -> str | None:
+    """Why the installed Triton cannot assemble ``sm_<arch>`` with ``component`` at
+    ``path`` (CUDA ``release``), asked of the binary; ``None`` when it can, or when
+    Triton does not run this component for ``arch`` or is not installed."""
+    triton = triton_version(host.triton_dir)
+    if triton is None or ptxas_for(arch, host.triton) != component:
+        return None
+    name = f"Triton {triton[0]}.{triton[1]}"
+    ptx = triton_ptx_version(triton, release)
+    if ptx is None:
+        return f"{name} knows no PTX version for CUDA {release} (its ptx_get_version refuses it)"
+    problem = assemble(path, ptx, arch, answers=host.answers, env=child_environ(host.environ))
+    if problem is None:
+        return None
+    return (
+        f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {arch_name(arch)}, what {name} "
+        f"writes with a CUDA {release} ptxas ({problem})"
+    )
+
+
+def advisory_note(component: str, release: str, arch: int | None) -> str | None:
+    """The known-bad builds ``component`` of ``release`` matches for ``sm_<arch>``
+    (``None``: any), as one note."""
+    found = advisories_for(component, release, arch)
+    return (
+        "; ".join(
+            f"advisory: ptxas {release} {a.effect} "
+            f"(sm_{', sm_'.join(map(str, a.archs))}; {a.reference})"
+            for a in found
+        )
+        or None
+    )
+
+
 def check_tool(component: str, host: Host, path: Path, ctx: Context) -> Verdict:
     """Judge ``path`` as ``component`` (see the module docstring); runs at most one
     ``--version``, and none when ``ctx.recorded_version`` is set (unless ``host.verify``)."""
@@ -88,7 +140,12 @@ def check_tool(component: str, host: Host, path: Path, ctx: Context) -> Verdict:
         if release is not None and parse_release(release) != parse_release(found):
             return Verdict(found, f"the manifest records release {release}, the tool says {found}")
         release = found
-    return Verdict(release, release_problem(component, release, host, ctx.arch))
+    problem = release_problem(component, release, host, ctx.arch)
+    if problem is None and ctx.arch is not None and (host.verify or not ctx.manifest):
+        problem = fit_problem(component, path, release, host, ctx.arch)
+    note = advisory_note(component, release, ctx.arch) if component in PTXAS else None
+    advised = note is not None and ctx.arch is not None and not ctx.named
+    return Verdict(release, problem, note=note, advised_against=advised)
 
 
 LOCATORS: dict[str, Locator] = {

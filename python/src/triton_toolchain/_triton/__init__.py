@@ -238,7 +238,9 @@ def guard_get_ptxas(
         problem = ptxas_error(arch, tool, plan(), namespace) if isinstance(arch, int) else None
         if problem is not None:
             raise problem
-        return tool
+        from ._fit import fitted_tool  # probes the binary: once per file and arch
+
+        return fitted_tool(arch, tool, plan(), namespace)
 
     setattr(get_ptxas, ORIGINAL, original)
     return get_ptxas

@@ -1,0 +1,163 @@
+"""Asking the binaries themselves whether they fit: a ptxas assembles the PTX this Triton
+would write for a target, a driver library says which CUDA release it supports.
+
+- ``assemble(path, ptx, arch)``: run the ptxas on a minimal PTX file with ``.version``
+  ``ptx`` and ``.target`` of ``sm_<arch>`` (``sm_90a`` from 90 on, as Triton writes it),
+  with ``--gpu-name`` of the same target, as Triton's ``make_cubin`` does. The file is
+  written (mode 0600, ``O_EXCL | O_NOFOLLOW``) into a fresh private temporary directory
+  (mode 0700) that is removed afterwards; the run is bounded like every tool's
+  (``_run.collect``: no input, 10 s, 64 KiB of output, its process group killed). The
+  answer is a problem (``None``: it assembled and wrote a cubin) built from the lines of
+  its output that say ``fatal`` or ``error``, cleaned of control characters and of the
+  temporary path, at most 300 characters: the output is never trusted beyond that.
+- ``driver_cuda(path)``: ``cuDriverGetVersion`` of a ``libcuda.so.1``, asked in a child
+  Python (the library is never loaded into this process; ``cuDriverGetVersion`` needs
+  no ``cuInit`` and no GPU); its answer must be one line ``<status> <version>``.
+
+Both answers are remembered per file version and question (``_answers``): the probe
+runs once per ptxas file, PTX version and target, across processes. Nothing here runs
+on the ``import triton`` path: callers are ``doctor``, ``resolve(arch=N)`` and Triton's
+compile step (``_triton._guards``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from .._catalog import arch_name
+from . import _answers, _fs
+from ._run import collect
+
+PROBE_ENTRY = "triton_toolchain_probe"
+MESSAGE_LIMIT = 300
+_INTERESTING = re.compile(r"fatal|error|not defined|unsupported", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def probe_ptx(ptx: int, arch: int) -> str:
+    """The PTX the probe assembles: what Triton's ``make_ptx`` writes, reduced to an empty
+    kernel (``.version 8.6`` / ``.target sm_90a`` / ``.address_size 64``)."""
+    return (
+        f".version {ptx // 10}.{ptx % 10}\n.target {arch_name(arch)}\n.address_size 64\n\n"
+        f".visible .entry {PROBE_ENTRY}()\n{{\n\tret;\n}}\n"
+    )
+
+
+def _write_new(path: str, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _summary(output: bytes, tmp: str) -> str:
+    """What a failed run said, as one short, clean line."""
+    text = _CONTROL.sub("?", output.decode("utf-8", "replace"))
+    text = text.replace(tmp + os.sep, "") if tmp else text
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    said = [ln for ln in lines if _INTERESTING.search(ln)] or lines[-1:]
+    summary = "; ".join(said[:2]) or "no message"
+    return summary if len(summary) <= MESSAGE_LIMIT else summary[: MESSAGE_LIMIT - 3] + "..."
+
+
+def _run_probe(path: Path, ptx: int, arch: int, env: Mapping[str, str] | None) -> str | None:
+    tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
+    try:
+        source = os.path.join(tmp, "probe.ptx")
+        cubin = os.path.join(tmp, "probe.cubin")
+        _write_new(source, probe_ptx(ptx, arch).encode())
+        argv = [str(path), f"--gpu-name={arch_name(arch)}", source, "-o", cubin]
+        status, output, problem = collect(argv, env)
+        if problem is not None:
+            return f"the probe {problem}"
+        if status != 0:
+            return f"exited with {status}: {_summary(output, tmp)}"
+        try:
+            fd = os.open(cubin, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                magic = os.read(fd, 4)
+            finally:
+                os.close(fd)
+        except OSError:
+            magic = b""
+        if magic != b"\x7fELF":
+            return "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
+        return None
+    except OSError as exc:
+        return f"the probe could not be prepared in {tmp}: {exc.strerror or exc}"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def assemble(
+    path: Path,
+    ptx: int,
+    arch: int,
+    *,
+    answers: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why the ptxas at ``path`` cannot assemble PTX ``.version`` ``ptx`` (86: 8.6) for
+    ``sm_<arch>``, or ``None`` when it can (see the module docstring)."""
+    problem = _fs.file_problem(path, executable=True) or _fs.untrusted(path)
+    if problem:
+        return problem
+    question = ("probe-v1", f".version {ptx}", arch_name(arch))
+    remembered = _answers.recall(answers, path, question)
+    if remembered is not None:
+        ok, text = remembered
+        return None if ok else text
+    problem = _run_probe(path, ptx, arch, env)
+    _answers.remember(answers, path, question, problem is None, problem or "")
+    return problem
+
+
+_DRIVER_VERSION = re.compile(r"(-?\d{1,9}) (\d{1,9})")
+# Run in a child ``python -I -S``: load the library, ask, print "<status> <version>".
+_ASK_DRIVER = (
+    "import ctypes, sys\n"
+    "lib = ctypes.CDLL(sys.argv[1])\n"
+    "v = ctypes.c_int(0)\n"
+    "print(lib.cuDriverGetVersion(ctypes.byref(v)), v.value)\n"
+)
+
+
+def driver_cuda(
+    path: Path, *, answers: Path | None = None
+) -> tuple[tuple[int, int] | None, str | None]:
+    """``((major, minor), None)``: the CUDA release the driver library at ``path``
+    supports (``cuDriverGetVersion``: 12080 is 12.8), or ``(None, problem)``."""
+    problem = _fs.file_problem(path) or _fs.untrusted(path)
+    if problem:
+        return None, problem
+    question = ("cuDriverGetVersion-v1",)
+    remembered = _answers.recall(answers, path, question)
+    if remembered is None:
+        argv = [sys.executable, "-I", "-S", "-c", _ASK_DRIVER, str(path)]
+        status, output, problem = collect(argv, {"PATH": os.defpath})
+        text = output.decode("ascii", "replace").strip()
+        found = _DRIVER_VERSION.fullmatch(text)
+        if problem is None and (status != 0 or found is None):
+            problem = f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
+        elif found is not None and found.group(1) != "0":
+            problem = f"cuDriverGetVersion returned CUresult {found.group(1)}"
+        answer = found.group(2) if found and problem is None else None
+        remembered = (answer is not None, answer or f"cuDriverGetVersion: {problem}")
+        _answers.remember(answers, path, question, *remembered)
+    ok, text = remembered
+    if not ok:
+        return None, text
+    number = int(text) if text.isdigit() else 0
+    if number < 1000:
+        return None, f"cuDriverGetVersion reported {text!r}, not a CUDA version"
+    return (number // 1000, number % 1000 // 10), None

@@ -1,0 +1,287 @@
+"""The ptxas for one architecture, checked and chosen when Triton compiles for it (the
+architecture is known then, not at import).
+
+``fitted_tool(arch, tool, plan, namespace)`` is called by the guarded ``get_ptxas``
+with what Triton is about to run for ``sm_<arch>`` (``tool``: a ``knobs.NvidiaTool`` on
+3.4+, a ``(path, version)`` pair before) once the release checks of ``_guards`` passed,
+and returns the tool to use:
+
+- it fits when the binary assembles the PTX ``.version`` this Triton computes with its
+  release (Triton's own ``ptx_get_version``, from ``namespace``) for the target
+  (``_discovery._probe.assemble``), and the driver the plan chose loads its cubins
+  (``cuDriverGetVersion`` read from that ``libcuda`` in a child process, NVIDIA's rule
+  in ``_catalog.driver_loads``); then ``tool`` is returned unchanged;
+- one the user set (its variable) that does not fit is a ``SettingError`` naming the
+  variable, the value, the versions and the fixes; one the shim found is replaced by
+  the next candidate of discovery that fits (a warning says so), else a
+  ``MissingComponentError`` with the versions and the fixes;
+- where only ``TRITON_PTXAS_PATH`` is set and Triton is about to run ``ptxas-blackwell``,
+  a warning naming both variables is given once per process, and the user's ptxas is
+  used where it fits;
+- a known-bad build for the target (``_catalog.ADVISORIES``) is a warning, once.
+
+Each decision is remembered for the process (per architecture, tool and driver), and
+the probe's and the driver's answers across processes (``_discovery._answers``): a
+compile pays for them once per ptxas file and architecture.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._catalog import (
+    COMPONENT,
+    MIN_DRIVER,
+    advisories_for,
+    arch_name,
+    driver_loads,
+    parse_release,
+    ptxas_for,
+    triton_ptx_version,
+    triton_release,
+)
+from .._errors import MissingComponentError, SettingError
+
+ANY_TARGET = 80
+_DECIDED: dict[tuple[object, ...], object] = {}
+_WARNED: set[str] = set()
+
+
+class FitWarning(UserWarning):
+    """A ptxas choice made at compile time that the user should know about."""
+
+
+def _warn_once(text: str) -> None:
+    if text not in _WARNED:
+        _WARNED.add(text)
+        warnings.warn(f"triton-toolchain: {text}", FitWarning, stacklevel=4)
+
+
+def _answers() -> Path | None:
+    from .._record import cache_dir
+
+    directory = cache_dir(os.environ)
+    return Path(directory) if directory else None
+
+
+def _same_shape(tool: object, path: str, release: str) -> object:
+    """What ``get_ptxas`` returns, for another binary: a pair, or ``type(tool)(path,
+    version)`` (``knobs.NvidiaTool``)."""
+    if isinstance(tool, tuple):
+        return (path, release)
+    maker: Any = type(tool)
+    return maker(path, release)
+
+
+def _ptx_version(
+    namespace: dict[str, Any], triton: tuple[int, int] | None, release: str
+) -> int | None:
+    """Triton's own ``ptx_get_version(release)``, else the catalog's table."""
+    own: Callable[[str], int] | None = namespace.get("ptx_get_version")
+    if callable(own):
+        try:
+            return int(own(release))
+        except (RuntimeError, ValueError, AssertionError, TypeError):
+            return None
+    return triton_ptx_version(triton, release) if triton else None
+
+
+def driver_problem(release: str, driver: str | None) -> tuple[str, str] | None:
+    """``(problem, fix)`` when the driver library ``driver`` cannot load the cubins of a
+    ptxas of CUDA ``release``; ``None`` when it can or nothing is known."""
+    from .._discovery._probe import driver_cuda
+
+    version = parse_release(release)
+    if driver is None or version is None:
+        return None
+    supported, _why = driver_cuda(Path(driver), answers=_answers())
+    if supported is None or driver_loads(version, supported):
+        return None
+    d = f"{supported[0]}.{supported[1]}"
+    floor = MIN_DRIVER.get(version[0], "")
+    problem = (
+        f"the driver {driver} supports CUDA {d}, and cubins of a CUDA {release} ptxas do not "
+        f"load on it (NVIDIA's minor version compatibility holds within a major release: a "
+        f"CUDA {version[0]}.x cubin needs a driver of CUDA {version[0]}.0 or newer)"
+    )
+    fix = (
+        f"install an NVIDIA driver of CUDA {version[0]} or newer"
+        + (f" (release {floor} or newer)" if floor else "")
+        + f", or use a ptxas of CUDA {supported[0]}.x or older"
+    )
+    return problem, fix
+
+
+def judge(
+    path: str, release: str, arch: int, namespace: dict[str, Any], driver: str | None
+) -> tuple[str, str] | None:
+    """``(problem, fix)`` for running the ptxas at ``path`` (CUDA ``release``) to assemble
+    ``sm_<arch>`` for the imported Triton and the chosen driver, or ``None``."""
+    from .._discovery._probe import assemble
+    from ._guards import _triton_version
+
+    triton = _triton_version()
+    ptx = _ptx_version(namespace, triton, release)
+    name = f"Triton {triton[0]}.{triton[1]}" if triton else "this Triton"
+    if ptx is None:
+        return (
+            f"{name} knows no PTX version for CUDA {release}",
+            "use a ptxas of a CUDA release this Triton knows",
+        )
+    problem = assemble(Path(path), ptx, arch, answers=_answers())
+    if problem is not None:
+        return (
+            f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {arch_name(arch)}, what {name} "
+            f"writes with a CUDA {release} ptxas ({problem})",
+            f"use a ptxas that accepts PTX {ptx // 10}.{ptx % 10}, or one of an older CUDA "
+            f"release for which {name} writes a PTX version it accepts",
+        )
+    return driver_problem(release, driver)
+
+
+def _setting(plan: dict[str, Any], component: str) -> dict[str, Any] | None:
+    return next((s for s in plan["settings"] if s["component"] == component), None)
+
+
+def _release_of(path: str) -> str | None:
+    from .._discovery._host import Host
+    from .._discovery._tools import tool_release
+
+    found, _problem = tool_release(Path(path), Host.current())
+    return found
+
+
+def _alternative(
+    component: str, arch: int, namespace: dict[str, Any], driver: str | None, rejected: str
+) -> tuple[str, str] | None:
+    """The first candidate of discovery for ``component`` that fits ``sm_<arch>``:
+    ``(path, release)``."""
+    from .._discovery import LOCATORS
+    from .._discovery._host import Host
+    from .._discovery._search import Context, search
+
+    host = Host.current()
+    locator, ctx = LOCATORS[component], Context(arch=arch)
+
+    def fits(p: Path) -> Any:
+        verdict = locator.check(host, p, ctx)
+        if verdict.problem is None and verdict.version is not None:
+            if os.path.realpath(p) == os.path.realpath(rejected):
+                return type(verdict)(verdict.version, "rejected already")
+            found = judge(str(p), verdict.version, arch, namespace, driver)
+            if found is not None:
+                return type(verdict)(verdict.version, found[0])
+        return verdict
+
+    choice = search(component, locator.steps, fits, host, ctx)
+    return (choice.path, choice.version or "") if choice.path else None
+
+
+def _blackwell_note(
+    arch: int, plan: dict[str, Any], tool: object, namespace: dict[str, Any]
+) -> object | None:
+    """Only ``TRITON_PTXAS_PATH`` set, and Triton about to run ptxas-blackwell: warn once;
+    the user's ptxas where it fits (returned), else ``None``."""
+    from ._guards import _triton_version, tool_fields
+
+    ptxas, blackwell = _setting(plan, "ptxas"), _setting(plan, "ptxas-blackwell")
+    if not (ptxas and ptxas["user"] and ptxas["value"]) or (blackwell and blackwell["user"]):
+        return None
+    row = triton_release(_triton_version())
+    variable = (row.blackwell_variable if row else None) or COMPONENT["ptxas-blackwell"].variable
+    path, _release = tool_fields(tool)
+    user_path = str(ptxas["value"])
+    release = _release_of(user_path)
+    found = judge(user_path, release, arch, namespace, plan["driver"]) if release else None
+    head = (
+        f"TRITON_PTXAS_PATH is set but {variable} is not: for {arch_name(arch)} Triton runs "
+        f"ptxas-blackwell ({path}), not TRITON_PTXAS_PATH"
+    )
+    if release and found is None:
+        _warn_once(
+            f"{head}; your {user_path} (CUDA {release}) fits {arch_name(arch)} and is used. "
+            f"Set {variable} to choose the Blackwell assembler yourself."
+        )
+        return _same_shape(tool, user_path, release)
+    why = found[0] if found else "its release could not be read"
+    _warn_once(
+        f"{head}; your {user_path} does not fit {arch_name(arch)} ({why}), so Triton's choice "
+        f"stands. Set {variable} as well to choose it."
+    )
+    return None
+
+
+def _decide(arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any]) -> object:
+    from ._guards import _triton_version, tool_fields
+
+    path, release = tool_fields(tool)
+    if path is None or release is None:
+        return tool
+    component = ptxas_for(arch, triton_release(_triton_version()))
+    if component == "ptxas-blackwell":
+        user_choice = _blackwell_note(arch, plan, tool, namespace)
+        if user_choice is not None:
+            return user_choice
+    setting = _setting(plan, component)
+    explicit = bool(setting and setting["user"])
+    found = judge(path, release, arch, namespace, plan["driver"])
+    if found is None:
+        for advisory in advisories_for(component, release, arch):
+            _warn_once(
+                f"{path} (ptxas {release}) {advisory.effect} ({advisory.reference}); "
+                f"it is used for {arch_name(arch)} because "
+                + (f"{COMPONENT[component].variable} names it" if explicit else "nothing else fits")
+            )
+        return tool
+    problem, fix = found
+    doctor = f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and which fit"
+    if explicit and setting is not None:
+        variable = setting["variable"]
+        raise SettingError(
+            f"{variable}={path!r} (CUDA {release}) does not fit {arch_name(arch)}: {problem}.\n"
+            f"  fix: {fix}, and set {variable} to it, or unset {variable} to let "
+            f"triton-toolchain choose; {doctor}"
+        )
+    other = _alternative(component, arch, namespace, plan["driver"], path)
+    if other is not None:
+        _warn_once(
+            f"{path} (CUDA {release}) does not fit {arch_name(arch)}: {problem}; using "
+            f"{other[0]} (CUDA {other[1]}), which does"
+        )
+        try:
+            return _same_shape(tool, *other)
+        except TypeError:
+            pass
+    raise MissingComponentError(
+        f"Triton would run {path} (CUDA {release}) to assemble {arch_name(arch)}: {problem}, "
+        f"and no other ptxas found fits.\n  fix: {fix}; {doctor}"
+    )
+
+
+def fitted_tool(
+    arch: int | None, tool: object, plan: dict[str, Any], namespace: dict[str, Any]
+) -> object:
+    """The tool to run for ``sm_<arch>`` (see the module docstring); raises the shim's
+    error where none fits. ``arch`` ``None``: the release's lookup takes no target
+    (Triton 3.0-3.2 ``_path_to_binary("ptxas")``, 3.4/3.5 ``get_ptxas()``); then the
+    PTX version and the driver are checked, with ``sm_80`` (which every CUDA 11+ ptxas
+    assembles) as the probe's target."""
+    if arch is None:
+        arch = ANY_TARGET
+    if not isinstance(arch, int) or isinstance(arch, bool):
+        return tool
+    settings = tuple((s["component"], s["value"], s["user"]) for s in plan["settings"])
+    key = (arch, repr(tool), plan["driver"], settings, id(namespace))
+    if key not in _DECIDED:
+        try:
+            _DECIDED[key] = _decide(arch, tool, plan, namespace)
+        except (SettingError, MissingComponentError) as exc:
+            _DECIDED[key] = exc
+    decided = _DECIDED[key]
+    if isinstance(decided, BaseException):
+        raise type(decided)(str(decided))
+    return decided
