@@ -65,7 +65,9 @@ def triton_symbols(nvidia_dir: Path) -> set[str]:
     return names
 
 
-def _source(marker: str) -> str:
+def _source(marker: str, cuda_version: int | None = None) -> str:
+    """The C source; ``cuda_version`` (e.g. 12080): ``cuDriverGetVersion`` reports it
+    and succeeds, as a real driver does without ``cuInit``."""
     body = [
         "typedef int CUresult;",
         f'const char *triton_toolchain_standin_marker(void) {{ return "{marker}"; }}',
@@ -74,14 +76,19 @@ def _source(marker: str) -> str:
         "  return 0;",
         "}",
     ]
-    body += [f"CUresult {s}(void) {{ return {CUDA_ERROR_NO_DEVICE}; }}" for s in SYMBOLS]
+    symbols = [s for s in SYMBOLS if cuda_version is None or s != "cuDriverGetVersion"]
+    body += [f"CUresult {s}(void) {{ return {CUDA_ERROR_NO_DEVICE}; }}" for s in symbols]
+    if cuda_version is not None:
+        body.append(f"CUresult cuDriverGetVersion(int *v) {{ *v = {cuda_version}; return 0; }}")
     return "\n".join(body) + "\n"
 
 
-def _compile(target: Path, marker: str, soname: str = "libcuda.so.1") -> Path:
+def _compile(
+    target: Path, marker: str, soname: str = "libcuda.so.1", cuda_version: int | None = None
+) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     source = target.parent / f".{target.name}.c"
-    source.write_text(_source(marker))
+    source.write_text(_source(marker, cuda_version))
     subprocess.run(
         [GCC, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(target), str(source)],
         check=True,
@@ -90,9 +97,16 @@ def _compile(target: Path, marker: str, soname: str = "libcuda.so.1") -> Path:
     return target
 
 
-def driver(directory: Path, *, marker: str = "driver", version: str = "580.159.04") -> Path:
-    """A driver-style install in ``directory``; returns the ``libcuda.so.1`` link."""
-    real = _compile(directory / f"libcuda.so.{version}", marker)
+def driver(
+    directory: Path,
+    *,
+    marker: str = "driver",
+    version: str = "580.159.04",
+    cuda_version: int | None = None,
+) -> Path:
+    """A driver-style install in ``directory``; returns the ``libcuda.so.1`` link.
+    ``cuda_version``: what ``cuDriverGetVersion`` reports (default: it fails)."""
+    real = _compile(directory / f"libcuda.so.{version}", marker, cuda_version=cuda_version)
     link = directory / "libcuda.so.1"
     link.symlink_to(real.name)
     return link

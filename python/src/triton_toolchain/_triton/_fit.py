@@ -55,9 +55,11 @@ class FitWarning(UserWarning):
     """A ptxas choice made at compile time that the user should know about."""
 
 
-def _warn_once(text: str) -> None:
-    if text not in _WARNED:
-        _WARNED.add(text)
+def _warn_once(text: str, key: str | None = None) -> None:
+    """Warn with ``text`` unless this process already gave it (or one of ``key``)."""
+    key = key or text
+    if key not in _WARNED:
+        _WARNED.add(key)
         warnings.warn(f"triton-toolchain: {text}", FitWarning, stacklevel=4)
 
 
@@ -204,13 +206,15 @@ def _blackwell_note(
     if release and found is None:
         _warn_once(
             f"{head}; your {user_path} (CUDA {release}) fits {arch_name(arch)} and is used. "
-            f"Set {variable} to choose the Blackwell assembler yourself."
+            f"Set {variable} to choose the Blackwell assembler yourself.",
+            key="only TRITON_PTXAS_PATH",
         )
         return _same_shape(tool, user_path, release)
     why = found[0] if found else "its release could not be read"
     _warn_once(
         f"{head}; your {user_path} does not fit {arch_name(arch)} ({why}), so Triton's choice "
-        f"stands. Set {variable} as well to choose it."
+        f"stands. Set {variable} as well to choose it.",
+        key="only TRITON_PTXAS_PATH",
     )
     return None
 

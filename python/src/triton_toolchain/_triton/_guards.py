@@ -134,7 +134,9 @@ def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
 
 def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
     """What the installed Triton itself refuses of the chosen ptxas releases, asked of
-    its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA 13).
+    its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA 13), and
+    the chosen ptxas whose cubins the chosen driver cannot load (``_fit.driver_problem``:
+    ``cuDriverGetVersion`` read in a child process).
     Imports Triton's NVIDIA compiler module: for ``doctor``, not for activation."""
     import importlib
     import importlib.util
@@ -150,6 +152,8 @@ def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
     spaces = namespaces("compiler")
     if not spaces:
         return ()
+    from ._fit import driver_problem
+
     problems = []
     for name in ("ptxas", "ptxas-blackwell"):
         choice = tc[name]
@@ -157,4 +161,7 @@ def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
             problem = usable_release(choice.version, spaces[0][1])
             if problem:
                 problems.append(f"{name} {choice.path}: {problem}")
+            unloadable = driver_problem(choice.version, tc["libcuda"].path)
+            if unloadable:
+                problems.append(f"{name} {choice.path}: {unloadable[0]}; fix: {unloadable[1]}")
     return tuple(problems)

@@ -1,0 +1,68 @@
+"""Real ptxas binaries of several CUDA releases (PyPI's NVIDIA wheels, fetched and cached
+by ``tools/fetch_ptxas.py``), and Triton's real ahead-of-time compile in a child process
+(``tests/fit_compile.py``), with the shim active or off."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from hostile import clean_env
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+
+
+def _fetcher() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fetch_ptxas", ROOT / "tools" / "fetch_ptxas.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FETCH = _fetcher()
+RELEASES: dict[str, str] = {v.rsplit(".", 1)[0]: v for _p, v in FETCH.RELEASES}
+
+
+def real_ptxas(release: str) -> Path:
+    """The real ptxas of CUDA ``release`` (``"12.6"``), fetched once into the cache."""
+    version = RELEASES[release]
+    project = next(p for p, v in FETCH.RELEASES if v == version)
+    return Path(FETCH.fetch(project, version, FETCH.cache_root()))
+
+
+def compile_archs(
+    home: Path, archs: list[int], *, shim: bool = True, **variables: str
+) -> tuple[dict[int, dict[str, Any]], str]:
+    """Triton's AOT compile of the vector-add kernel for each of ``archs`` in one child
+    process with ``variables`` set: arch -> ``{"ok", "error", "warnings"}`` (an arch the
+    child did not report, because an LLVM abort ended it, counts as failed), and the
+    child's standard error."""
+    env = clean_env(home, **variables)
+    if not shim:
+        env["TRITON_TOOLCHAIN"] = "off"
+    done = subprocess.run(
+        [sys.executable, str(TESTS / "fit_compile.py"), *map(str, archs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    results: dict[int, dict[str, Any]] = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            results[int(row["arch"])] = row
+    for arch in archs:
+        results.setdefault(
+            arch,
+            {"ok": False, "error": f"the process ended ({done.returncode})", "warnings": []},
+        )
+    return results, done.stderr

@@ -1,0 +1,339 @@
+"""Fit, not just find (issue 21): real ptxas binaries of several releases asked whether
+they assemble what this Triton writes, a gcc-built stand-in driver asked its CUDA
+version, and Triton's real compile with the shim choosing per architecture."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import driver_standin
+import pytest
+from fit_fixtures import compile_archs, real_ptxas
+from tool_fixtures import fake_host, locate, make_writable_by_all, wrapper, write_script
+from triton_toolchain._catalog import (
+    PTX_RULES,
+    advisories_for,
+    ptxas_for,
+    triton_ptx_version,
+    triton_release,
+)
+from triton_toolchain._discovery import LOCATORS, _answers
+from triton_toolchain._discovery._probe import MESSAGE_LIMIT, assemble, driver_cuda
+from triton_toolchain._discovery._search import Context
+from triton_toolchain._discovery._tools import check_tool
+from triton_toolchain._resolve import resolve_all
+
+TRITON = tuple(int(p) for p in __import__("triton").__version__.split(".")[:2])
+RELEASE_ROW = triton_release(TRITON)  # type: ignore[arg-type]
+
+
+def _triton_tree(root: Path, version: str = "3.9.0") -> Path:
+    pkg = root / "site-packages" / "triton"
+    (pkg / "backends" / "nvidia" / "bin").mkdir(parents=True)
+    (pkg / "__init__.py").write_text(f'__version__ = "{version}"\n')
+    return pkg
+
+
+@pytest.fixture(autouse=True)
+def _fresh_answers() -> None:
+    _answers.forget_loaded()
+
+
+# ------------------------------------------------------------------ the PTX version table
+
+
+def test_the_ptx_table_is_the_installed_tritons_own_ptx_get_version() -> None:
+    """``_catalog.PTX_RULES`` answers what this Triton's ``ptx_get_version`` answers, for
+    every CUDA release from 10.0 to 14.9 (a refusal is ``None`` on both sides)."""
+    from triton.backends.nvidia.compiler import ptx_get_version
+
+    checked = 0
+    for major in (10, 11, 12, 13, 14):
+        for minor in range(10):
+            release = f"{major}.{minor}"
+            try:
+                theirs: int | None = ptx_get_version(release)
+            except (RuntimeError, AssertionError):
+                theirs = None
+            assert triton_ptx_version(TRITON, release) == theirs, (TRITON, release)  # type: ignore[arg-type]
+            checked += 1
+    assert checked == 50 and PTX_RULES
+
+
+# ------------------------------------------------------------------ the probe, real binaries
+
+
+def test_the_probe_finds_what_a_real_ptxas_rejects() -> None:
+    """Triton 3.0 writes PTX 8.6 for a 12.6 ptxas, which accepts only 8.5 (the error users
+    hit, triton-lang/triton#4576, #5929); a 12.4 ptxas knows no sm_100a; PTX 8.4 cannot
+    target sm_100a even for a 13.1 ptxas."""
+    p126, p124, p131 = real_ptxas("12.6"), real_ptxas("12.4"), real_ptxas("13.1")
+    problem = assemble(p126, 86, 80)
+    assert problem is not None and "Unsupported .version 8.6; current version is '8.5'" in problem
+    assert assemble(p126, 85, 80) is None
+    problem = assemble(p124, 84, 100)
+    assert problem is not None and "Value 'sm_100a' is not defined" in problem
+    problem = assemble(p131, 84, 100)
+    assert problem is not None and "does not support .target sm_100a" in problem
+    assert assemble(p131, 91, 100) is None
+
+
+def test_the_probe_is_remembered_per_file_version_and_question(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    tool = wrapper(tmp_path / "bin" / "ptxas", real_ptxas("12.6"), log=log)
+    answers = tmp_path / "cache"
+    answers.mkdir(mode=0o700)
+    assert assemble(tool, 86, 90, answers=answers) is not None
+    _answers.forget_loaded()  # a new process: read back from the file
+    assert assemble(tool, 86, 90, answers=answers) is not None
+    assert len(log.read_text().splitlines()) == 1
+    assert assemble(tool, 85, 90, answers=answers) is None  # another question
+    assert len(log.read_text().splitlines()) == 2
+    tool.write_text(tool.read_text())  # a new version of the file: asked again
+    assert assemble(tool, 85, 90, answers=answers) is None
+    assert len(log.read_text().splitlines()) == 3
+
+
+def test_the_probes_input_is_private_and_removed(tmp_path: Path) -> None:
+    """The PTX file is written 0600 into a fresh 0700 directory, removed afterwards."""
+    seen = tmp_path / "seen"
+    tool = write_script(
+        tmp_path / "bin" / "ptxas",
+        f'src="$2"; stat -c "%a" "$(dirname "$src")" "$src" > {seen}; echo "$src" >> {seen}\n'
+        "printf '\\177ELF' > \"$4\"\n",
+    )
+    assert assemble(tool, 85, 80) is None
+    dir_mode, file_mode, source = seen.read_text().split()
+    assert (dir_mode, file_mode) == ("700", "600")
+    assert not os.path.exists(os.path.dirname(source))
+
+
+def test_the_probes_output_is_hostile_input(tmp_path: Path) -> None:
+    def noisy(lines: int) -> Path:
+        return write_script(
+            tmp_path / f"noisy-{lines}" / "ptxas",
+            f"i=0; while [ $i -lt {lines} ]; do printf 'fatal \\033[31m\\001 junk %s\\n' $i; "
+            "i=$((i+1)); done; exit 3\n",
+        )
+
+    assert assemble(noisy(5000), 85, 80) == "the probe printed more than 65536 bytes"
+    problem = assemble(noisy(1000), 85, 80)
+    assert problem is not None and problem.startswith("exited with 3")
+    assert len(problem) <= MESSAGE_LIMIT + 40
+    assert not any(ord(c) < 32 for c in problem)
+    silent = write_script(tmp_path / "silent" / "ptxas", "exit 0\n")
+    assert assemble(silent, 85, 80) == "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
+    planted = write_script(tmp_path / "planted" / "ptxas", f"touch {tmp_path / 'ran'}\n")
+    make_writable_by_all(planted)
+    assert assemble(planted, 85, 80) is not None
+    assert not (tmp_path / "ran").exists()
+
+
+# ------------------------------------------------------------------ discovery with a target
+
+
+def test_a_discovered_ptxas_that_fails_the_probe_is_rejected_and_the_next_tried(
+    tmp_path: Path,
+) -> None:
+    """Triton 3.0 with a 12.6 ptxas bundled and a 12.4 one in CUDA_HOME: for sm_80 the
+    12.6 one is rejected with ptxas's own words, the 12.4 one chosen."""
+    triton = _triton_tree(tmp_path, "3.0.0")
+    bundled = wrapper(triton / "backends/nvidia/bin/ptxas", real_ptxas("12.6"))
+    home = tmp_path / "cuda-12.4"
+    wrapper(home / "bin" / "ptxas", real_ptxas("12.4"))
+    host = fake_host(
+        tmp_path,
+        {"PATH": str(tmp_path / "empty"), "CUDA_HOME": str(home)},
+        triton_dir=triton,
+        triton=triton_release((3, 0)),
+    )
+    choice = locate(LOCATORS, "ptxas", host, Context(arch=80))
+    assert choice.path == str(home / "bin" / "ptxas") and choice.version == "12.4"
+    reasons = {r.path: r.reason for r in choice.rejected}
+    assert (
+        "cannot assemble PTX 8.6 for sm_80, what Triton 3.0 writes with a CUDA 12.6"
+        in (reasons[str(bundled)])
+    )
+    assert "Unsupported .version 8.6" in reasons[str(bundled)]
+    # Without a target (the import path) nothing is run but --version: the 12.6 one stays.
+    assert locate(LOCATORS, "ptxas", host).path == str(bundled)
+
+
+def test_an_explicit_ptxas_that_fails_the_probe_is_a_setting_error(tmp_path: Path) -> None:
+    triton = _triton_tree(tmp_path, "3.0.0")
+    tool = wrapper(tmp_path / "mine" / "ptxas", real_ptxas("12.6"))
+    host = fake_host(
+        tmp_path,
+        {"PATH": str(tmp_path / "empty"), "TRITON_PTXAS_PATH": str(tool)},
+        triton_dir=triton,
+        triton=triton_release((3, 0)),
+    )
+    error = resolve_all(80, host=host)["ptxas"].error
+    assert error is not None and error.startswith(f"TRITON_PTXAS_PATH={str(tool)!r}")
+    assert "PTX 8.6" in error and "CUDA 12.6" in error and "Unsupported .version" in error
+
+
+def test_discovery_prefers_against_an_advisory(tmp_path: Path) -> None:
+    """Triton bundles a 13.1 ptxas-blackwell (3.7's did) and CUDA_HOME has a 13.5: for
+    sm_100 the 13.1 one is passed over (pytorch/pytorch#181248); for sm_90 it is kept."""
+    triton = _triton_tree(tmp_path, "3.7.1")
+    bundled = wrapper(triton / "backends/nvidia/bin/ptxas-blackwell", real_ptxas("13.1"))
+    home = tmp_path / "cuda-13.5"
+    other = wrapper(home / "bin" / "ptxas", real_ptxas("13.5"))
+    host = fake_host(
+        tmp_path,
+        {"PATH": str(tmp_path / "empty"), "CUDA_HOME": str(home)},
+        triton_dir=triton,
+        triton=triton_release((3, 7)),
+    )
+    assert advisories_for("ptxas-blackwell", "13.1", 100)
+    assert locate(LOCATORS, "ptxas-blackwell", host, Context(arch=100)).path == str(other)
+    kept = locate(LOCATORS, "ptxas-blackwell", host, Context(arch=120))
+    assert kept.path == str(other)
+    alone = fake_host(
+        tmp_path, {"PATH": str(tmp_path / "empty")}, triton_dir=triton, triton=host.triton
+    )
+    only = locate(LOCATORS, "ptxas-blackwell", alone, Context(arch=100))
+    assert only.path == str(bundled)  # nothing else fits: taken, with the advisory noted
+    assert any("pytorch/pytorch#181248" in n for n in only.notes)
+    verdict = check_tool("ptxas-blackwell", alone, bundled, Context(arch=100, named=True))
+    assert verdict.problem is None and not verdict.advised_against and verdict.note
+
+
+# ------------------------------------------------------------------ the driver's CUDA version
+
+
+def test_the_drivers_cuda_version_is_read_in_a_child(tmp_path: Path) -> None:
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
+    answers = tmp_path / "cache"
+    answers.mkdir(mode=0o700)
+    assert driver_cuda(lib, answers=answers) == ((12, 8), None)
+    assert not any("libcuda" in line for line in Path("/proc/self/maps").read_text().splitlines())
+    failing = driver_standin.driver(tmp_path / "none")  # cuDriverGetVersion returns 100
+    version, problem = driver_cuda(failing)
+    assert version is None and problem is not None and "CUresult 100" in problem
+    version, problem = driver_cuda(Path("/usr/lib/x86_64-linux-gnu/libm.so.6"))
+    assert version is None and problem is not None and "cuDriverGetVersion" in problem
+
+
+# ------------------------------------------------------------------ at compile time
+
+
+def _blackwell_variable() -> str:
+    return "TRITON_PTXAS_BLACKWELL_PATH"
+
+
+@pytest.mark.skipif(TRITON < (3, 6), reason="ptxas-blackwell variable from Triton 3.6 on")
+def test_a_ptxas_newer_than_the_driver_is_refused_with_both_versions(tmp_path: Path) -> None:
+    """A 12.8 driver (a 570 one) and the user's 13.5 ptxas: its cubins would not load.
+    Stopped at compile time, naming both releases and both fixes."""
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
+    arch = RELEASE_ROW.blackwell_from if RELEASE_ROW and RELEASE_ROW.blackwell_from else 100
+    results, _err = compile_archs(
+        tmp_path / "home",
+        [arch],
+        TRITON_LIBCUDA_PATH=str(lib.parent),
+        **{_blackwell_variable(): str(real_ptxas("13.5"))},
+    )
+    error = results[arch]["error"]
+    assert error is not None and error.startswith("SettingError"), results
+    for words in (
+        "supports CUDA 12.8",
+        "CUDA 13.5 ptxas",
+        "driver of CUDA 13",
+        "CUDA 12.x or older",
+    ):
+        assert words in error, error
+
+
+@pytest.mark.skipif(TRITON < (3, 9), reason="Triton 3.9 bundles a ptxas-blackwell of CUDA 13")
+def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
+    tmp_path: Path,
+) -> None:
+    """Triton 3.9's bundled ptxas-blackwell (13.4) on a 12.8 driver: the shim runs the
+    next candidate that fits (the bundled 12.9 ptxas) and says so."""
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
+    results, _err = compile_archs(tmp_path / "home", [90], TRITON_LIBCUDA_PATH=str(lib.parent))
+    assert results[90]["ok"], results
+    (warning,) = results[90]["warnings"]
+    assert "ptxas-blackwell (CUDA 13.4) does not fit sm_90a" in warning
+    assert "supports CUDA 12.8" in warning and "bin/ptxas (CUDA 12.9), which does" in warning
+
+
+@pytest.mark.skipif(
+    RELEASE_ROW is None or RELEASE_ROW.blackwell_from is None, reason="no ptxas-blackwell"
+)
+def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
+    tmp_path: Path,
+) -> None:
+    """TRITON_PTXAS_PATH names a 13.5 ptxas; Triton would run its own ptxas-blackwell
+    for Blackwell targets. One warning naming both variables; the user's ptxas runs."""
+    assert RELEASE_ROW is not None and RELEASE_ROW.blackwell_from is not None
+    log = tmp_path / "runs.log"
+    mine = wrapper(tmp_path / "mine" / "ptxas", real_ptxas("13.5"), log=log)
+    archs = [100, 120]
+    results, _err = compile_archs(tmp_path / "home", archs, TRITON_PTXAS_PATH=str(mine))
+    warnings = [w for a in archs for w in results[a]["warnings"]]
+    assert all(results[a]["ok"] for a in archs), results
+    assert len(warnings) == 1, warnings
+    assert "TRITON_PTXAS_PATH" in warnings[0] and "PTXAS_BLACKWELL_PATH" in warnings[0]
+    gpu_names = {
+        a.split("=", 1)[1]
+        for line in log.read_text().splitlines()
+        if "triton-toolchain-probe-" not in line
+        for a in line.split()
+        if a.startswith("--gpu-name=")
+    }
+    assert gpu_names == {"sm_100a", "sm_120a"}
+    assert ptxas_for(100, RELEASE_ROW) == "ptxas-blackwell"
+
+
+@pytest.mark.skipif(TRITON < (3, 6), reason="ptxas-blackwell variable from Triton 3.6 on")
+def test_an_explicit_ptxas_with_an_advisory_is_used_with_a_warning(tmp_path: Path) -> None:
+    results, _err = compile_archs(
+        tmp_path / "home", [100], **{_blackwell_variable(): str(real_ptxas("13.1"))}
+    )
+    assert results[100]["ok"], results
+    (warning,) = results[100]["warnings"]
+    assert "ptxas 13.1" in warning and "pytorch/pytorch#181248" in warning
+
+
+def test_doctor_shows_the_probe_and_the_advisory(tmp_path: Path) -> None:
+    """``doctor --arch 100`` with the user's 13.1 ptxas-blackwell notes the advisory."""
+    import subprocess
+
+    from hostile import clean_env
+
+    env = clean_env(tmp_path / "home", TRITON_PTXAS_BLACKWELL_PATH=str(real_ptxas("13.1")))
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--arch", "100", "-v"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "pytorch/pytorch#181248" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(TRITON < (3, 9), reason="Triton 3.9 bundles a ptxas-blackwell of CUDA 13")
+def test_doctor_shows_a_ptxas_the_driver_cannot_load(tmp_path: Path) -> None:
+    import subprocess
+
+    from hostile import clean_env
+
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
+    env = clean_env(tmp_path / "home", TRITON_LIBCUDA_PATH=str(lib.parent))
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "doctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "supports CUDA 12.8" in out and "CUDA 13.4 ptxas" in out, out
+    assert "Traceback" not in out
