@@ -12,6 +12,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 
 import nox
 
@@ -65,6 +66,16 @@ def _install(session: nox.Session, triton: str) -> None:
     session.install("-e", "./python", "pytest", f"triton=={triton}")
 
 
+# Real ptxas binaries of a few CUDA releases for the fit tests (tests/test_fit*.py), from
+# PyPI's NVIDIA wheels, cached in ~/.cache/triton-toolchain/ptxas between runs. Fetched
+# with nox's own interpreter (uv's virtual environments have no pip).
+FIT_TESTS = ("tests/test_fit.py", "tests/test_fit_matrix.py")
+
+
+def _fetch_ptxas(session: nox.Session) -> None:
+    session.run(sys.executable, "tools/fetch_ptxas.py", external=True)
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Every test, with the latest Triton and torch's CPU build."""
@@ -73,6 +84,7 @@ def tests(session: nox.Session) -> None:
     # hatchling (no build isolation, offline), and so does the test that pip-installs it.
     session.install("pip", "hatchling", "ninja")
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
+    _fetch_ptxas(session)
     # The other Debian release's Nix too (tools/other-nix.sh), besides the system's.
     session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
 
@@ -85,6 +97,7 @@ def oldest_python(session: nox.Session) -> None:
     tests' stand-in nixpkgs builds with whichever interpreter runs them: `tests` covers
     them."""
     _install(session, "3.6.0")
+    _fetch_ptxas(session)
     # Tests marked `torch` run in `tests` (no local torch for Python 3.10: a download of GBs).
     session.run("pytest", "-ra", "--ignore=tests/nix", "-m", "not torch", *session.posargs)
 
@@ -95,6 +108,16 @@ def triton(session: nox.Session, triton: str) -> None:
     """The tests that drive Triton, against an older release."""
     _install(session, triton)
     session.run("pytest", "-ra", *TRITON_TESTS, *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def fit(session: nox.Session) -> None:
+    """The fit tests against the oldest Triton release (3.0: no get_ptxas, PTX 8.6 for a
+    CUDA 12.6 ptxas, which rejects it), whose build module needs setuptools."""
+    _install(session, "3.0.0")
+    session.install("setuptools")
+    _fetch_ptxas(session)
+    session.run("pytest", "-ra", *FIT_TESTS, *session.posargs)
 
 
 @nox.session(python=PYTHON)

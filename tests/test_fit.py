@@ -219,66 +219,95 @@ def test_the_drivers_cuda_version_is_read_in_a_child(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ at compile time
+# Each test works out what the installed release does (its table row, its own
+# ptx_get_version, the release of its bundled binary) and asserts that: the same test
+# runs against 3.9 (`tests`), 3.6 (`tests-3.10`) and 3.0 (`fit`).
 
 
-def _blackwell_variable() -> str:
-    return "TRITON_PTXAS_BLACKWELL_PATH"
+def _bundled(component: str) -> tuple[Path, str]:
+    """The binary Triton bundles for ``component`` and its CUDA release."""
+    import triton
+    from triton_toolchain._discovery._host import Host
+    from triton_toolchain._discovery._tools import tool_release
+
+    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    path = bindir / component if (bindir / component).exists() else bindir / "ptxas"
+    release, problem = tool_release(path, Host())
+    assert release is not None, problem
+    return path, release
 
 
-@pytest.mark.skipif(TRITON < (3, 6), reason="ptxas-blackwell variable from Triton 3.6 on")
+def _variable(component: str) -> str:
+    if component == "ptxas-blackwell" and RELEASE_ROW and RELEASE_ROW.blackwell_variable:
+        return RELEASE_ROW.blackwell_variable
+    return "TRITON_PTXAS_PATH"
+
+
 def test_a_ptxas_newer_than_the_driver_is_refused_with_both_versions(tmp_path: Path) -> None:
-    """A 12.8 driver (a 570 one) and the user's 13.5 ptxas: its cubins would not load.
-    Stopped at compile time, naming both releases and both fixes."""
-    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
-    arch = RELEASE_ROW.blackwell_from if RELEASE_ROW and RELEASE_ROW.blackwell_from else 100
+    """An 11.8 driver and the user's 12.4 ptxas for sm_80: its cubins would not load
+    (another major release). Stopped at compile time, naming both releases and both
+    fixes, before Triton runs anything."""
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=11080)
     results, _err = compile_archs(
         tmp_path / "home",
-        [arch],
+        [80],
         TRITON_LIBCUDA_PATH=str(lib.parent),
-        **{_blackwell_variable(): str(real_ptxas("13.5"))},
+        TRITON_PTXAS_PATH=str(real_ptxas("12.4")),
     )
-    error = results[arch]["error"]
+    error = results[80]["error"]
     assert error is not None and error.startswith("SettingError"), results
     for words in (
-        "supports CUDA 12.8",
-        "CUDA 13.5 ptxas",
-        "driver of CUDA 13",
-        "CUDA 12.x or older",
+        "supports CUDA 11.8",
+        "CUDA 12.4 ptxas",
+        "driver of CUDA 12",
+        "CUDA 11.x or older",
     ):
         assert words in error, error
 
 
-@pytest.mark.skipif(TRITON < (3, 9), reason="Triton 3.9 bundles a ptxas-blackwell of CUDA 13")
 def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
     tmp_path: Path,
 ) -> None:
-    """Triton 3.9's bundled ptxas-blackwell (13.4) on a 12.8 driver: the shim runs the
-    next candidate that fits (the bundled 12.9 ptxas) and says so."""
+    """A 12.8 driver (a 570 one) and no setting: for sm_90 the shim keeps Triton's own
+    ptxas where its cubins load (a 12.x one), and where they do not (3.9's bundled
+    ptxas-blackwell is 13.4) runs the next candidate that fits and says so."""
+    from triton_toolchain._catalog import driver_loads, parse_release
+
     lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
+    path, release = _bundled(ptxas_for(90, RELEASE_ROW))
     results, _err = compile_archs(tmp_path / "home", [90], TRITON_LIBCUDA_PATH=str(lib.parent))
     assert results[90]["ok"], results
+    version = parse_release(release)
+    assert version is not None
+    if driver_loads(version, (12, 8)):
+        assert results[90]["warnings"] == []
+        return
     (warning,) = results[90]["warnings"]
-    assert "ptxas-blackwell (CUDA 13.4) does not fit sm_90a" in warning
-    assert "supports CUDA 12.8" in warning and "bin/ptxas (CUDA 12.9), which does" in warning
+    assert f"{path} (CUDA {release}) does not fit sm_90a" in warning
+    assert "supports CUDA 12.8" in warning and "which does" in warning
 
 
-@pytest.mark.skipif(
-    RELEASE_ROW is None or RELEASE_ROW.blackwell_from is None, reason="no ptxas-blackwell"
-)
 def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
     tmp_path: Path,
 ) -> None:
-    """TRITON_PTXAS_PATH names a 13.5 ptxas; Triton would run its own ptxas-blackwell
-    for Blackwell targets. One warning naming both variables; the user's ptxas runs."""
-    assert RELEASE_ROW is not None and RELEASE_ROW.blackwell_from is not None
+    """TRITON_PTXAS_PATH names the user's ptxas, the Blackwell variable is unset. Where
+    the release runs ptxas-blackwell for Blackwell targets: one warning naming both
+    variables, and the user's ptxas runs where it fits. Where it has none (3.0-3.2,
+    3.4, 3.5): no warning, the user's ptxas runs for every target."""
+    blackwell = RELEASE_ROW is not None and RELEASE_ROW.blackwell_from is not None
+    release = "13.5" if triton_ptx_version(TRITON, "13.5") else "12.6"  # type: ignore[arg-type]
+    archs = [100, 120] if blackwell else [80, 90]
     log = tmp_path / "runs.log"
-    mine = wrapper(tmp_path / "mine" / "ptxas", real_ptxas("13.5"), log=log)
-    archs = [100, 120]
+    mine = wrapper(tmp_path / "mine" / "ptxas", real_ptxas(release), log=log)
     results, _err = compile_archs(tmp_path / "home", archs, TRITON_PTXAS_PATH=str(mine))
     warnings = [w for a in archs for w in results[a]["warnings"]]
     assert all(results[a]["ok"] for a in archs), results
-    assert len(warnings) == 1, warnings
-    assert "TRITON_PTXAS_PATH" in warnings[0] and "PTXAS_BLACKWELL_PATH" in warnings[0]
+    if blackwell:
+        assert len(warnings) == 1, warnings
+        assert "TRITON_PTXAS_PATH" in warnings[0] and "PTXAS_BLACKWELL_PATH" in warnings[0]
+        assert all(ptxas_for(a, RELEASE_ROW) == "ptxas-blackwell" for a in archs)
+    else:
+        assert warnings == []
     gpu_names = {
         a.split("=", 1)[1]
         for line in log.read_text().splitlines()
@@ -286,27 +315,34 @@ def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
         for a in line.split()
         if a.startswith("--gpu-name=")
     }
-    assert gpu_names == {"sm_100a", "sm_120a"}
-    assert ptxas_for(100, RELEASE_ROW) == "ptxas-blackwell"
+    assert gpu_names == {f"sm_{a}a" if a >= 90 else f"sm_{a}" for a in archs}
 
 
-@pytest.mark.skipif(TRITON < (3, 6), reason="ptxas-blackwell variable from Triton 3.6 on")
 def test_an_explicit_ptxas_with_an_advisory_is_used_with_a_warning(tmp_path: Path) -> None:
+    """The user's 13.1 ptxas for sm_100 (pytorch/pytorch#181248): used, with a warning
+    citing the advisory; a release that knows no CUDA 13 stops with the shim's error."""
+    component = ptxas_for(100, RELEASE_ROW)
     results, _err = compile_archs(
-        tmp_path / "home", [100], **{_blackwell_variable(): str(real_ptxas("13.1"))}
+        tmp_path / "home", [100], **{_variable(component): str(real_ptxas("13.1"))}
     )
+    if triton_ptx_version(TRITON, "13.1") is None:  # type: ignore[arg-type]
+        error = str(results[100]["error"])
+        assert error.startswith(("SettingError", "MissingComponentError")), results
+        assert "13.1" in error
+        return
     assert results[100]["ok"], results
     (warning,) = results[100]["warnings"]
     assert "ptxas 13.1" in warning and "pytorch/pytorch#181248" in warning
 
 
-def test_doctor_shows_the_probe_and_the_advisory(tmp_path: Path) -> None:
-    """``doctor --arch 100`` with the user's 13.1 ptxas-blackwell notes the advisory."""
+def test_doctor_shows_the_advisory(tmp_path: Path) -> None:
+    """``doctor --arch 100 -v`` with the user's 13.1 ptxas notes the advisory."""
     import subprocess
 
     from hostile import clean_env
 
-    env = clean_env(tmp_path / "home", TRITON_PTXAS_BLACKWELL_PATH=str(real_ptxas("13.1")))
+    component = ptxas_for(100, RELEASE_ROW)
+    env = clean_env(tmp_path / "home", **{_variable(component): str(real_ptxas("13.1"))})
     done = subprocess.run(
         [sys.executable, "-m", "triton_toolchain", "doctor", "--arch", "100", "-v"],
         env=env,
@@ -318,13 +354,13 @@ def test_doctor_shows_the_probe_and_the_advisory(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.skipif(TRITON < (3, 9), reason="Triton 3.9 bundles a ptxas-blackwell of CUDA 13")
 def test_doctor_shows_a_ptxas_the_driver_cannot_load(tmp_path: Path) -> None:
+    """An 11.8 driver: Triton's own ptxas (12.x or 13.x) makes cubins it cannot load."""
     import subprocess
 
     from hostile import clean_env
 
-    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=11080)
     env = clean_env(tmp_path / "home", TRITON_LIBCUDA_PATH=str(lib.parent))
     done = subprocess.run(
         [sys.executable, "-m", "triton_toolchain", "doctor"],
@@ -334,6 +370,7 @@ def test_doctor_shows_a_ptxas_the_driver_cannot_load(tmp_path: Path) -> None:
         check=False,
     )
     out = done.stdout + done.stderr
+    _path, release = _bundled("ptxas")
     assert done.returncode == 1, out
-    assert "supports CUDA 12.8" in out and "CUDA 13.4 ptxas" in out, out
+    assert "supports CUDA 11.8" in out and f"CUDA {release} ptxas" in out, out
     assert "Traceback" not in out

@@ -8,7 +8,10 @@ Idempotent: a release already unpacked is not fetched again. Usage:
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +32,17 @@ def cache_root() -> Path:
     return Path(base) / "triton-toolchain" / "ptxas"
 
 
+def _pip() -> list[str]:
+    """This interpreter's pip, else the first ``pip3``/``pip`` on PATH (uv's virtual
+    environments have none)."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    found = shutil.which("pip3") or shutil.which("pip")
+    if found is None:
+        raise SystemExit("fetch_ptxas: no pip to download NVIDIA's wheels with; install pip")
+    return [found]
+
+
 def fetch(project: str, version: str, root: Path) -> Path:
     """``root/<version>/ptxas``, downloaded and unpacked if not there yet."""
     target = root / version / "ptxas"
@@ -37,17 +51,15 @@ def fetch(project: str, version: str, root: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "pip",
+                *_pip(),
                 "download",
                 "--quiet",
                 "--no-deps",
                 "--only-binary=:all:",
                 "--platform",
-                "manylinux2014_x86_64",
+                f"manylinux2014_{platform.machine()}",
                 "--platform",
-                "manylinux_2_27_x86_64",
+                f"manylinux_2_27_{platform.machine()}",
                 "--dest",
                 tmp,
                 f"{project}=={version}",
