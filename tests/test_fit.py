@@ -374,3 +374,16 @@ def test_doctor_shows_a_ptxas_the_driver_cannot_load(tmp_path: Path) -> None:
     assert done.returncode == 1, out
     assert "supports CUDA 11.8" in out and f"CUDA {release} ptxas" in out, out
     assert "Traceback" not in out
+
+
+def test_a_refusal_of_the_users_ptxas_says_it_was_set(tmp_path: Path) -> None:
+    """The user's TRITON_PTXAS_PATH names a CUDA 12.4 ptxas and the target is sm_88,
+    which only CUDA 13.0 on assembles (every release runs ptxas below sm_90). The fix
+    names the setting and its value, instead of "set TRITON_PTXAS_PATH"."""
+    assert ptxas_for(88, RELEASE_ROW) == "ptxas"
+    tool = str(real_ptxas("12.4"))
+    results, _err = compile_archs(tmp_path / "home", [88], TRITON_PTXAS_PATH=tool)
+    error = str(results[88]["error"])
+    assert error.startswith("MissingComponentError"), results
+    assert "CUDA release 12.4" in error and "sm_88" in error
+    assert f"TRITON_PTXAS_PATH is set to {tool!r}" in error, error

@@ -63,9 +63,19 @@ def usable_release(release: str, namespace: dict[str, Any]) -> str | None:
     return None
 
 
-def _fixes(arch: int) -> str:
+def _fixes(arch: int, plan: dict[str, Any] | None = None) -> str:
     component = ptxas_for(arch, triton_release(_triton_version()))
     spec = COMPONENT[component]
+    setting = next(
+        (s for s in (plan or {}).get("settings", ()) if s["component"] == component), None
+    )
+    if setting is not None and setting["user"]:
+        return (
+            f"{spec.variable} is set to {setting['value']!r}, which Triton runs for sm_{arch}: "
+            f"point it at a ptxas that can assemble it, or unset it to let triton-toolchain "
+            f"choose; `triton-toolchain doctor --arch {arch}` lists every ptxas found and "
+            "which fit"
+        )
     return (
         f"set {spec.variable} ({component}, what this Triton runs for sm_{arch}): {spec.fix}; "
         f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and why each was "
@@ -95,7 +105,7 @@ def ptxas_error(
         if problem:
             return MissingComponentError(
                 f"Triton would run {path} (CUDA release {release}) to assemble sm_{arch}: "
-                f"{problem}.\n  fix: {_fixes(arch)}"
+                f"{problem}.\n  fix: {_fixes(arch, plan)}"
             )
     tc = Toolchain.from_dict(plan["toolchain"])
     chosen = [p for p in (tc[n].path for n in PTXAS_COMPONENTS) if p is not None]
