@@ -72,11 +72,15 @@ def _answers() -> Path | None:
 
 def _same_shape(tool: object, path: str, release: str) -> object:
     """What ``get_ptxas`` returns, for another binary: a pair, or ``type(tool)(path,
-    version)`` (``knobs.NvidiaTool``)."""
+    version)`` (``knobs.NvidiaTool``); ``tool`` itself where its type takes no such
+    arguments."""
     if isinstance(tool, tuple):
         return (path, release)
     maker: Any = type(tool)
-    return maker(path, release)
+    try:
+        return maker(path, release)
+    except TypeError:
+        return tool
 
 
 def _ptx_version(
@@ -233,33 +237,43 @@ def _decide(arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, 
     setting = _setting(plan, component)
     explicit = bool(setting and setting["user"])
     found = judge(path, release, arch, namespace, plan["driver"])
-    if found is None:
-        for advisory in advisories_for(component, release, arch):
+    advised = advisories_for(component, release, arch) if found is None else ()
+    if found is None and (explicit or not advised):
+        for advisory in advised:
             _warn_once(
-                f"{path} (ptxas {release}) {advisory.effect} ({advisory.reference}); "
-                f"it is used for {arch_name(arch)} because "
-                + (f"{COMPONENT[component].variable} names it" if explicit else "nothing else fits")
+                f"{path} (ptxas {release}) {advisory.effect} ({advisory.reference}); it is "
+                f"used for {arch_name(arch)} because {COMPONENT[component].variable} names it"
             )
         return tool
+    other = _alternative(component, arch, namespace, plan["driver"], path)
+    if found is None:  # a known-bad build the shim found: another that fits, if any
+        effect = "; ".join(f"{a.effect} ({a.reference})" for a in advised)
+        if other is None:
+            _warn_once(
+                f"{path} (ptxas {release}) {effect}; it is used for {arch_name(arch)} because "
+                "no other ptxas found fits"
+            )
+            return tool
+        _warn_once(f"{path} (ptxas {release}) {effect}; using {other[0]} (CUDA {other[1]})")
+        return _same_shape(tool, *other)
     problem, fix = found
+    here = f" (one that fits here: {other[0]}, CUDA {other[1]})" if other else ""
     doctor = f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and which fit"
     if explicit and setting is not None:
         variable = setting["variable"]
         raise SettingError(
             f"{variable}={path!r} (CUDA {release}) does not fit {arch_name(arch)}: {problem}.\n"
-            f"  fix: {fix}, and set {variable} to it, or unset {variable} to let "
+            f"  fix: {fix}{here}, and set {variable} to it, or unset {variable} to let "
             f"triton-toolchain choose; {doctor}"
         )
-    other = _alternative(component, arch, namespace, plan["driver"], path)
     if other is not None:
         _warn_once(
             f"{path} (CUDA {release}) does not fit {arch_name(arch)}: {problem}; using "
             f"{other[0]} (CUDA {other[1]}), which does"
         )
-        try:
-            return _same_shape(tool, *other)
-        except TypeError:
-            pass
+        replaced = _same_shape(tool, *other)
+        if replaced is not tool:
+            return replaced
     raise MissingComponentError(
         f"Triton would run {path} (CUDA {release}) to assemble {arch_name(arch)}: {problem}, "
         f"and no other ptxas found fits.\n  fix: {fix}; {doctor}"
