@@ -387,3 +387,21 @@ def test_a_refusal_of_the_users_ptxas_says_it_was_set(tmp_path: Path) -> None:
     assert error.startswith("MissingComponentError"), results
     assert "CUDA release 12.4" in error and "sm_88" in error
     assert f"TRITON_PTXAS_PATH is set to {tool!r}" in error, error
+
+
+def test_only_triton_ptxas_path_set_that_does_not_fit_keeps_tritons_choice(
+    tmp_path: Path,
+) -> None:
+    """TRITON_PTXAS_PATH names a 12.4 ptxas, which knows no sm_100a. Where the release
+    runs ptxas-blackwell for sm_100: one warning naming both variables, and Triton's own
+    ptxas-blackwell assembles it. Where it runs ptxas for every target: the shim's error."""
+    tool = str(real_ptxas("12.4"))
+    results, _err = compile_archs(tmp_path / "home", [100], TRITON_PTXAS_PATH=tool)
+    if ptxas_for(100, RELEASE_ROW) == "ptxas":
+        error = str(results[100]["error"])
+        assert error.startswith("MissingComponentError") and "12.4" in error, results
+        return
+    assert results[100]["ok"], results
+    (warning,) = results[100]["warnings"]
+    assert "TRITON_PTXAS_PATH is set but" in warning and "PTXAS_BLACKWELL_PATH" in warning
+    assert "does not fit sm_100a" in warning and "Triton's choice stands" in warning
