@@ -15,8 +15,9 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   Triton copies each assignment into the environment (``knobs.propagate_env``), so
   child processes see the same values.
 - Triton 3.0 to 3.3: the environment and module globals (``_legacy``).
-- Every release: ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes,
-  takes the PTX version from, and runs) is wrapped: it raises the shim's error for a
+- Every release that has it (3.3 and newer; ``TritonRelease.ptxas_lookup``):
+  ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes, takes the PTX
+  version from, and runs) is wrapped, with the signature it has: it raises the shim's error for a
   wrong explicit setting of a compile-time component, for a ptxas that cannot assemble
   the target or that this Triton cannot use, and for Triton's silent fall-back to a
   ptxas a strict manifest does not give (``_guards``). Without a driver,
@@ -218,24 +219,52 @@ def apply_impl(knobs: Any, plan: PlanGetter, state: TritonState, report: Report)
     report.applied["knobs.build.impl"] = repr(state.impl)
 
 
+def _checked(check: Callable[[], Exception | None]) -> Exception | None:
+    """The shim's own error from ``check``, or ``None``. A check that fails with any
+    other exception is a bug of the shim: it must not break a compile that works
+    without it, so Triton goes on as it would have and the bug is reported as an
+    ``AdapterBugWarning`` (the tests turn it into a failure). Runs when Triton
+    compiles, never at import: the errors' module loads here."""
+    from .._errors import AdapterBugWarning, ToolchainError
+
+    try:
+        return check()
+    except ToolchainError as exc:
+        return exc
+    except Exception as exc:
+        import warnings
+
+        warnings.warn(
+            f"triton-toolchain: its check of Triton's ptxas failed ({type(exc).__name__}: "
+            f"{exc}); Triton goes on as without the shim. Please report this.",
+            AdapterBugWarning,
+            stacklevel=3,
+        )
+        return None
+
+
 def guard_get_ptxas(
-    original: Callable[[int], object], plan: PlanGetter, namespace: Namespace
-) -> Callable[[int], object]:
-    """``get_ptxas`` returning ``original(arch)`` or raising the shim's error
-    (``_guards.ptxas_error``)."""
+    original: Callable[..., object], plan: PlanGetter, namespace: Namespace
+) -> Callable[..., object]:
+    """``get_ptxas`` returning what ``original`` returns, called with the arguments
+    Triton gave (``get_ptxas(arch)`` on 3.3 and 3.6+, ``get_ptxas()`` on 3.4 and 3.5:
+    ``TritonRelease.ptxas_lookup``), or raising the shim's error
+    (``_guards.ptxas_error``); the target is known where Triton passes it."""
 
     @functools.wraps(original)
-    def get_ptxas(arch: int) -> object:
+    def get_ptxas(*args: object, **kwargs: object) -> object:
         from ._guards import no_ptxas, ptxas_error, setting_error
 
-        error = setting_error(plan(), "compile")
+        given = args[0] if args else kwargs.get("arch")
+        arch = given if isinstance(given, int) else None
+        error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
         try:
-            tool = original(arch)
+            tool = original(*args, **kwargs)
         except RuntimeError as exc:  # Triton's "Cannot find ptxas"
             raise no_ptxas(arch, exc) from exc
-        problem = ptxas_error(arch, tool, plan(), namespace) if isinstance(arch, int) else None
+        problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
         if problem is not None:
             raise problem
         return tool
