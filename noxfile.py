@@ -42,9 +42,14 @@ def _interpreter(version: str) -> str:
 
 
 LATEST_TRITON = "3.9.0"
+# The last patch release of every Triton minor before the latest: each gets the
+# differential tests (tests/test_releases.py: the shim off and on, the same outcome;
+# the catalog's row against the release's code).
+ALL_TRITONS = ("3.0.0", "3.1.0", "3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0")
 # Releases without triton.knobs (3.3, pinned by torch 2.7) and the one the reference
-# GPU host runs (3.6, torch 2.11): the tests that drive Triton run against each.
+# GPU host runs (3.6, torch 2.11): every test that drives Triton runs against each.
 OLDER_TRITONS = ("3.3.1", "3.6.0")
+RELEASE_TESTS = ("tests/test_releases.py",)
 TRITON_TESTS = (
     "tests/test_activate.py",
     "tests/test_catalog.py",
@@ -64,6 +69,8 @@ TORCH = "2.13.0"
 
 def _install(session: nox.Session, triton: str) -> None:
     session.install("-e", "./python", "pytest", f"triton=={triton}")
+    if tuple(map(int, triton.split(".")[:2])) < (3, 3):  # 3.0-3.2 import it, unrequired
+        session.install("setuptools")
 
 
 # Real ptxas binaries of a few CUDA releases for the fit tests (tests/test_fit*.py), from
@@ -103,11 +110,32 @@ def oldest_python(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-@nox.parametrize("triton", OLDER_TRITONS)
+@nox.parametrize("triton", ALL_TRITONS)
 def triton(session: nox.Session, triton: str) -> None:
-    """The tests that drive Triton, against an older release."""
+    """The differential tests against an older release; for the releases in
+    ``OLDER_TRITONS``, every test that drives Triton."""
     _install(session, triton)
-    session.run("pytest", "-ra", *TRITON_TESTS, *session.posargs)
+    extra = TRITON_TESTS if triton in OLDER_TRITONS else ()
+    session.run("pytest", "-ra", *RELEASE_TESTS, *extra, *session.posargs)
+
+
+# torch releases beside the latest (``tests``): those that pin Triton 3.4 and 3.5
+# (2.8, 2.9) and the oldest the adapter supports (2.4, Triton 3.0). PyPI has only their
+# CUDA builds (about 4 GB with NVIDIA's wheels, from uv's cache after the first run);
+# they run on the CPU. Each runs torch.compile on the CPU, stock and with the shim.
+OLDER_TORCHES = ("2.4.1", "2.8.0", "2.9.1")
+TORCH_RELEASE_TESTS = (
+    "tests/test_torch.py::test_stock_layout_keeps_working_with_the_resolved_compiler",
+    "tests/test_torch.py::test_the_users_compiler_is_kept",
+)
+
+
+@nox.session(python=PYTHON, name="torch")
+@nox.parametrize("torch", OLDER_TORCHES)
+def older_torch(session: nox.Session, torch: str) -> None:
+    """torch.compile on the CPU with an older torch and the Triton it pins."""
+    session.install("-e", "./python", "pytest", "setuptools", f"torch=={torch}")
+    session.run("pytest", "-ra", *TORCH_RELEASE_TESTS, *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -58,11 +58,9 @@ def _activation() -> dict[str, Any] | None:
 def _compile(cc: int) -> dict[str, Any]:
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
     from triton_toolchain import _kernel
 
-    src = ASTSource(_kernel.add_kernel, _kernel.SIGNATURE, constexprs=_kernel.CONSTEXPRS)
-    kernel = triton.compile(src, target=GPUTarget("cuda", cc, 32))
+    kernel = triton.compile(_kernel.ast_source(), target=GPUTarget("cuda", cc, 32))
     return {"ok": True, "cubin_bytes": len(kernel.asm["cubin"])}
 
 
@@ -113,6 +111,13 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
 
         activation.activate()
     report["activation"] = _activation()
+    # A check of the shim's failing with anything but its own errors is a bug: here, an
+    # error (a user's Triton goes on as without the shim, with a warning).
+    import warnings
+
+    from triton_toolchain._errors import AdapterBugWarning
+
+    warnings.simplefilter("error", AdapterBugWarning)
     env_keys = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_LIBCUDA_PATH", "CC")
     for action in config.get("actions", []):
         try:

@@ -5,15 +5,13 @@ the installed Triton's own ``get_ptxas`` and knobs)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from tool_fixtures import REAL_CUDA, fake_ptxas
-from triton_layouts import SRC, nvidia_dir, triton_version
+from tool_fixtures import REAL_CUDA
+from triton_layouts import nvidia_dir
 from triton_toolchain._catalog import (
     ARCH_RELEASES,
     COMPONENT,
@@ -26,7 +24,6 @@ from triton_toolchain._catalog import (
     exported_variables,
     parse_release,
     triple_machine,
-    triton_release,
 )
 from triton_toolchain._discovery import LOCATORS
 from triton_toolchain._manifest import SCHEMA, SCHEMAS
@@ -153,46 +150,3 @@ def test_triton_release_rows_are_ordered() -> None:
     assert firsts == sorted(firsts)
     for row in TRITON_RELEASES:
         assert (row.blackwell_from is None) == (row.blackwell_variable is None)
-
-
-PROBE = """
-import json, sys
-from triton import knobs
-from triton.backends.nvidia import compiler
-nvidia = knobs.nvidia
-report = {"knobs": sorted(k for c in type(nvidia).__mro__ for k in vars(c))}
-nvidia.ptxas = sys.argv[1]
-if "ptxas_blackwell" in report["knobs"]:
-    nvidia.ptxas_blackwell = sys.argv[2]
-report["runs"] = {a: compiler.get_ptxas(a).path for a in (80, 90, 100, 120)}
-print(json.dumps(report))
-"""
-
-
-def test_the_triton_release_row_is_what_the_installed_triton_does(tmp_path: Path) -> None:
-    """The installed Triton's get_ptxas, given two distinct ptxas, says from which
-    architecture it runs ptxas-blackwell; its knobs hold every catalog knob."""
-    row = triton_release(triton_version())
-    assert row is not None
-    if not row.knobs:  # 3.0-3.3: no knobs to ask (tests/test_activate.py drives them)
-        return
-    plain = fake_ptxas(tmp_path / "plain", "13.0")
-    blackwell = fake_ptxas(tmp_path / "blackwell", "13.0")
-    env = {**os.environ, "TRITON_TOOLCHAIN": "off", "PYTHONPATH": str(SRC)}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(plain), str(blackwell)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    report = json.loads(done.stdout.splitlines()[-1])
-    for arch, path in report["runs"].items():
-        expected = blackwell if row.blackwell_from and int(arch) >= row.blackwell_from else plain
-        assert path == str(expected), (arch, row)
-    for c in COMPONENTS:
-        if c.knob and c.knob.startswith("nvidia."):
-            attr = c.knob.split(".", 1)[1]
-            assert attr in report["knobs"] or (
-                c.name == "ptxas-blackwell" and not row.blackwell_from
-            )

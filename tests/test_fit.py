@@ -295,7 +295,7 @@ def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
     variables, and the user's ptxas runs where it fits. Where it has none (3.0-3.2,
     3.4, 3.5): no warning, the user's ptxas runs for every target."""
     blackwell = RELEASE_ROW is not None and RELEASE_ROW.blackwell_from is not None
-    release = "13.5" if triton_ptx_version(TRITON, "13.5") else "12.6"  # type: ignore[arg-type]
+    release = "13.5" if triton_ptx_version(TRITON, "13.5") else "12.4"  # type: ignore[arg-type]
     archs = [100, 120] if blackwell else [80, 90]
     log = tmp_path / "runs.log"
     mine = wrapper(tmp_path / "mine" / "ptxas", real_ptxas(release), log=log)

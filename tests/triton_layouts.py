@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import driver_standin
+from triton_toolchain._catalog import COMPONENT
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "python" / "src"
@@ -52,8 +53,21 @@ def nvidia_dir() -> Path:
 
 def blackwell_from() -> int:
     """The first architecture for which the installed Triton runs ptxas-blackwell
-    (its ``compiler.get_ptxas``): 90 in 3.9, 100 before."""
-    return 90 if triton_version() >= (3, 9) else 100
+    (its ``compiler.get_ptxas``; the catalog's row is checked against that code in
+    ``tests/test_releases.py``): 90 in 3.9, 100 in 3.3 and 3.6-3.8, never (a number
+    above every architecture) where the release has no ptxas-blackwell."""
+    from triton_toolchain._catalog import triton_release
+
+    row = triton_release(triton_version())
+    return row.blackwell_from if row is not None and row.blackwell_from else 10**6
+
+
+def bundled(name: str) -> Path:
+    """The installed Triton's own binary that serves ``name`` (``ptxas-blackwell``: its
+    ``ptxas`` where the release bundles no ptxas-blackwell)."""
+    spec = COMPONENT[name]
+    bin_dir = nvidia_dir() / "bin"
+    return next((bin_dir / b for b in spec.bundled if (bin_dir / b).exists()), bin_dir / name)
 
 
 def recording_tool(path: Path, real: Path, log: Path) -> Path:
@@ -134,11 +148,10 @@ def make_layout(root: Path, *, driver: bool = True, stub: bool = False) -> Layou
     nvidia = nvidia_dir()
     log = root / "ptxas.log"
     layout = Layout(root, log)
-    bundled_blackwell = nvidia / "bin" / "ptxas-blackwell"
     layout.components = {
-        "ptxas": str(recording_tool(root / "bin-ptxas" / "ptxas", nvidia / "bin" / "ptxas", log)),
+        "ptxas": str(recording_tool(root / "bin-ptxas" / "ptxas", bundled("ptxas"), log)),
         "ptxas-blackwell": str(
-            recording_tool(root / "bin-blackwell" / "ptxas", bundled_blackwell, log)
+            recording_tool(root / "bin-blackwell" / "ptxas", bundled("ptxas-blackwell"), log)
         ),
         "cc": str(Path(os.path.realpath("/usr/bin/gcc"))),
         "python-headers": python_include(),
@@ -214,7 +227,8 @@ def record_bundled_tools(namespace: Namespace, root: Path, log: Path) -> Path:
     real, wrappers = root / "triton-bin", root / "triton-bin-wrappers"
     real.mkdir(parents=True)
     for name in BUNDLED_TOOLS:
-        recording_tool(wrappers / name, real / name, log)
+        if (bundled / name).exists():  # no ptxas-blackwell before 3.6 (but for 3.3)
+            recording_tool(wrappers / name, real / name, log)
     namespace.bind(bundled, real).bind(wrappers, bundled)
     return bundled
 

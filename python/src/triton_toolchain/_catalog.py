@@ -21,6 +21,8 @@ Area = Literal["bin", "include", "crt", "libdevice"]
 # Which targets Triton hands a ptxas-family tool: those below the release's switch to
 # ptxas-blackwell, or those from it on (``TritonRelease.blackwell_from``).
 Serves = Literal["below-switch", "from-switch"]
+# How a Triton release's NVIDIA ``compiler.py`` finds ptxas (``TritonRelease``).
+PtxasLookup = Literal["_path_to_binary", "get_ptxas()", "get_ptxas(arch)"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -518,22 +520,41 @@ class TritonRelease:
     - ``blackwell_from``: the architecture from which ``get_ptxas`` returns
       ``ptxas-blackwell`` (``None``: the release has no ptxas-blackwell);
     - ``blackwell_variable``: the variable it reads for ptxas-blackwell;
+    - ``ptxas_lookup``: how its NVIDIA ``compiler.py`` finds the ptxas it runs:
+      ``"_path_to_binary"`` (3.0-3.2: no ``get_ptxas``), ``"get_ptxas()"`` (3.4, 3.5:
+      one ptxas for every target) or ``"get_ptxas(arch)"`` (3.3, 3.6 and newer); the
+      adapter wraps ``get_ptxas`` with the signature it has;
     - ``torch_free_launch``: its launcher needs no torch.
+
+    ``tests/test_catalog.py`` checks the row of the installed release against its code,
+    and the ``triton-3.X`` nox sessions install every minor release from 3.0 on.
     """
 
     first: tuple[int, int]
     knobs: bool
     blackwell_from: int | None
     blackwell_variable: str | None
+    ptxas_lookup: PtxasLookup
     torch_free_launch: bool
+
+    def uses(self, component: str) -> bool:
+        """Whether this release runs ``component`` at all: no ``ptxas-blackwell`` where
+        it has none (3.0-3.2, 3.4, 3.5), so nothing judges or needs one there.
+
+        >>> triton_release((3, 5)).uses("ptxas-blackwell")
+        False
+        """
+        return component != "ptxas-blackwell" or self.blackwell_from is not None
 
 
 TRITON_RELEASES: tuple[TritonRelease, ...] = (
+    # 3.0-3.2: `_path_to_binary("ptxas")` (TRITON_PTXAS_PATH, else the bundled one).
     TritonRelease(
         first=(3, 0),
         knobs=False,
         blackwell_from=None,
         blackwell_variable=None,
+        ptxas_lookup="_path_to_binary",
         torch_free_launch=False,
     ),
     # 3.3's `_path_to_binary` upper-cases the binary's name, hyphen included.
@@ -542,14 +563,17 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         knobs=False,
         blackwell_from=100,
         blackwell_variable="TRITON_PTXAS-BLACKWELL_PATH",
+        ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=False,
     ),
-    # 3.4 and 3.5 have knobs but no ptxas-blackwell: one ptxas (12.8) for every target.
+    # 3.4 and 3.5 have knobs but no ptxas-blackwell: `get_ptxas()` returns one ptxas
+    # (12.8 bundled) for every target.
     TritonRelease(
         first=(3, 4),
         knobs=True,
         blackwell_from=None,
         blackwell_variable=None,
+        ptxas_lookup="get_ptxas()",
         torch_free_launch=False,
     ),
     TritonRelease(
@@ -557,6 +581,7 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         knobs=True,
         blackwell_from=100,
         blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
+        ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=False,
     ),
     TritonRelease(
@@ -564,6 +589,7 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         knobs=True,
         blackwell_from=90,
         blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
+        ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=True,
     ),
 )

@@ -27,3 +27,9 @@ class MissingComponentError(ToolchainError):
 class BuildError(ToolchainError):
     """Building Triton's launcher module failed; the message shows the command, the
     compiler's output and what to change."""
+
+
+class AdapterBugWarning(RuntimeWarning):
+    """A check of the shim's inside Triton's own code (an adapter's wrapper) failed with
+    something other than the errors above: a bug of the shim's. Triton goes on as it
+    would without the shim; the tests run with this warning as an error."""

@@ -27,3 +27,16 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # type: ignore[n
     x = tl.load(x_ptr + offsets, mask=mask)
     y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def ast_source() -> object:
+    """The kernel as the installed Triton's ``ASTSource``, for an ahead-of-time
+    ``triton.compile``. Its ``__init__`` says which form it takes (read from each
+    release's ``compiler/compiler.py``): ``constexprs`` by name, with the constexpr in
+    the signature (3.3 and newer), or ``constants`` by name, without it (3.0-3.2)."""
+    from triton.compiler import ASTSource  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    if "constexprs" in ASTSource.__init__.__code__.co_varnames:
+        return ASTSource(add_kernel, SIGNATURE, constexprs=CONSTEXPRS)
+    signature = {name: kind for name, kind in SIGNATURE.items() if kind != "constexpr"}
+    return ASTSource(add_kernel, signature, constants=CONSTEXPRS)

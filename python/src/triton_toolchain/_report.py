@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from ._catalog import COMPONENT, COMPONENTS, GOALS, Goal, GoalStep
+from ._catalog import COMPONENT, COMPONENTS, GOALS, Goal, GoalStep, TritonRelease
 from ._discovery import _fs
 from ._discovery._host import Host
 from ._model import Choice, SourceKind, Toolchain
@@ -65,6 +65,12 @@ class Installed:
     torch_cuda: str | None = None
     triton_dir: str | None = None
     torch_dir: str | None = None
+    triton_release: TritonRelease | None = None
+
+    def uses(self, component: str) -> bool:
+        """Whether the installed Triton runs ``component`` (every one where it is
+        unknown): ``TritonRelease.uses``."""
+        return self.triton_release is None or self.triton_release.uses(component)
 
     @classmethod
     def of(cls, host: Host) -> Installed:
@@ -86,6 +92,7 @@ class Installed:
             torch_cuda,
             str(host.triton_dir) if host.triton_dir else None,
             str(host.torch_dir) if host.torch_dir else None,
+            host.triton,
         )
 
     def describe(self, package: str) -> str:
@@ -260,8 +267,10 @@ def _judge_step(
 ) -> StepVerdict:
     """A step's blockers, the one to act on first first: a wrong setting (it stops
     everything that uses it), a torch without CUDA, missing components in the step's
-    order, then what Triton refuses."""
-    found = [b for c in step.components if (b := _component_blocker(tc[c], tc))]
+    order, then what Triton refuses. A component the installed Triton never runs
+    (ptxas-blackwell before 3.6 but for 3.3) blocks nothing."""
+    used = [c for c in step.components if installed.uses(c)]
+    found = [b for c in used if (b := _component_blocker(tc[c], tc))]
     blockers = [b for b in found if b.kind == "error"]
     if step.torch_cuda and installed.torch is not None and installed.torch_cuda == "":
         reason = f"torch {installed.torch} is built without CUDA"
@@ -360,10 +369,11 @@ def doctor_report(
     """The ``doctor`` text: the header, one line per goal in ``verdicts`` (with the fix
     of each that is not ready), the resolution's notes, a table of the components those
     goals need (every component when every goal is shown); ``verbose`` adds each one's
-    details."""
+    details. A component the installed Triton never runs is ``unused``."""
     shown = list(verdicts.values())
     every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
-    needed = {c for v in shown for s in v.steps for c in s.step.components}
+    uses = installed.uses if installed is not None else (lambda _c: True)
+    needed = {c for v in shown for s in v.steps for c in s.step.components if uses(c)}
     names = [c.name for c in COMPONENTS if every or c.name in needed]
     width = max(len(v.label) for v in shown)
     out = [header, ""]
@@ -373,7 +383,7 @@ def doctor_report(
     rows = [("component", "status", "version", "source", "path")]
     for name in names:
         choice = tc[name]
-        status = _status(choice, needed)
+        status = _status(choice, needed) if uses(name) else "unused"
         source = _short_source(choice)
         rows.append((name, status, choice.version or "", source, choice.path or ""))
     out += ["", table(rows)]

@@ -119,11 +119,9 @@ def _step(name: str, action: Callable[[], str]) -> Step:
 
 
 def _source() -> Any:
-    from triton.compiler import ASTSource  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
     from . import _kernel
 
-    return ASTSource(_kernel.add_kernel, _kernel.SIGNATURE, constexprs=_kernel.CONSTEXPRS)
+    return _kernel.ast_source()
 
 
 def _compile(arch: int) -> str:

@@ -15,8 +15,9 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   Triton copies each assignment into the environment (``knobs.propagate_env``), so
   child processes see the same values.
 - Triton 3.0 to 3.3: the environment and module globals (``_legacy``).
-- Every release: ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes,
-  takes the PTX version from, and runs) is wrapped: it raises the shim's error for a
+- Every release that has it (3.3 and newer; ``TritonRelease.ptxas_lookup``):
+  ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes, takes the PTX
+  version from, and runs) is wrapped, with the signature it has: it raises the shim's error for a
   wrong explicit setting of a compile-time component, for a ptxas that cannot assemble
   the target or that this Triton cannot use, and for Triton's silent fall-back to a
   ptxas a strict manifest does not give (``_guards``). Without a driver,
@@ -218,32 +219,99 @@ def apply_impl(knobs: Any, plan: PlanGetter, state: TritonState, report: Report)
     report.applied["knobs.build.impl"] = repr(state.impl)
 
 
+def _checked(check: Callable[[], Exception | None]) -> Exception | None:
+    """The shim's own error from ``check``, or ``None``. A check that fails with any
+    other exception is a bug of the shim: it must not break a compile that works
+    without it, so Triton goes on as it would have and the bug is reported as an
+    ``AdapterBugWarning`` (the tests turn it into a failure). Runs when Triton
+    compiles, never at import: the errors' module loads here."""
+    from .._errors import AdapterBugWarning, ToolchainError
+
+    try:
+        return check()
+    except ToolchainError as exc:
+        return exc
+    except Exception as exc:
+        import warnings
+
+        warnings.warn(
+            f"triton-toolchain: its check of Triton's ptxas failed ({type(exc).__name__}: "
+            f"{exc}); Triton goes on as without the shim. Please report this.",
+            AdapterBugWarning,
+            stacklevel=3,
+        )
+        return None
+
+
 def guard_get_ptxas(
-    original: Callable[[int], object], plan: PlanGetter, namespace: Namespace
-) -> Callable[[int], object]:
-    """``get_ptxas`` returning ``original(arch)`` or raising the shim's error
-    (``_guards.ptxas_error``)."""
+    original: Callable[..., object], plan: PlanGetter, namespace: Namespace
+) -> Callable[..., object]:
+    """``get_ptxas`` returning what ``original`` returns, called with the arguments
+    Triton gave (``get_ptxas(arch)`` on 3.3 and 3.6+, ``get_ptxas()`` on 3.4 and 3.5:
+    ``TritonRelease.ptxas_lookup``), or raising the shim's error
+    (``_guards.ptxas_error``); the target is known where Triton passes it."""
 
     @functools.wraps(original)
-    def get_ptxas(arch: int) -> object:
+    def get_ptxas(*args: object, **kwargs: object) -> object:
         from ._guards import no_ptxas, ptxas_error, setting_error
 
-        error = setting_error(plan(), "compile")
+        given = args[0] if args else kwargs.get("arch")
+        arch = given if isinstance(given, int) else None
+        error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
         try:
-            tool = original(arch)
+            tool = original(*args, **kwargs)
         except RuntimeError as exc:  # Triton's "Cannot find ptxas"
             raise no_ptxas(arch, exc) from exc
-        problem = ptxas_error(arch, tool, plan(), namespace) if isinstance(arch, int) else None
+        problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
         if problem is not None:
             raise problem
-        from ._fit import fitted_tool  # probes the binary: once per file and arch
-
-        return fitted_tool(arch, tool, plan(), namespace)
+        return _fitted(arch, tool, plan, namespace)
 
     setattr(get_ptxas, ORIGINAL, original)
     return get_ptxas
+
+
+def _fitted(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespace) -> object:
+    """The ptxas to run for ``sm_<arch>`` (``_fit.fitted_tool``: the binary probed, the
+    driver's CUDA version matched), the shim's error raised, a bug of the check reported
+    as ``_checked`` does."""
+    chosen = [tool]
+
+    def fit() -> Exception | None:
+        from ._fit import fitted_tool  # probes the binary: once per file and arch
+
+        chosen[0] = fitted_tool(arch, tool, plan(), namespace)
+        return None
+
+    problem = _checked(fit)
+    if problem is not None:
+        raise problem
+    return chosen[0]
+
+
+def guard_path_to_binary(
+    original: Callable[[str], object], plan: PlanGetter, namespace: Namespace
+) -> Callable[[str], object]:
+    """Triton 3.0-3.2 have no ``get_ptxas``: ``_path_to_binary("ptxas")`` is where they
+    take the ptxas they run (and its release, for the PTX version), with no target. The
+    same checks as ``guard_get_ptxas`` for any target; other binaries pass through."""
+
+    @functools.wraps(original)
+    def _path_to_binary(binary: str) -> object:
+        tool = original(binary)
+        if binary != "ptxas":
+            return tool
+        from ._guards import ptxas_error
+
+        problem = _checked(lambda: ptxas_error(None, tool, plan(), namespace))
+        if problem is not None:
+            raise problem
+        return _fitted(None, tool, plan, namespace)
+
+    setattr(_path_to_binary, ORIGINAL, original)
+    return _path_to_binary
 
 
 def no_driver_dirs(plan: PlanGetter) -> Callable[[], list[str]]:
@@ -283,6 +351,16 @@ def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
         if state.patches.patch(where, namespace, "get_ptxas", make):
             report.applied[f"patch:{where}.get_ptxas"] = (
                 "refuses a ptxas that cannot serve the target"
+            )
+        if "get_ptxas" in namespace:
+            continue  # 3.3+: get_ptxas is the lookup (3.3's calls _path_to_binary itself)
+
+        def make_legacy(original: Any, namespace: Namespace = namespace) -> object:
+            return guard_path_to_binary(original, plan, namespace)
+
+        if state.patches.patch(where, namespace, "_path_to_binary", make_legacy):
+            report.applied[f"patch:{where}._path_to_binary"] = (
+                "refuses a ptxas that does not fit (3.0-3.2)"
             )
     current = plan()
     libcuda = next((s for s in current["settings"] if s["component"] == "libcuda"), None)

@@ -223,12 +223,15 @@ def _blackwell_note(
     return None
 
 
-def _decide(arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any]) -> object:
+def _decide(
+    arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any], any_target: bool
+) -> object:
     from ._guards import _triton_version, tool_fields
 
     path, release = tool_fields(tool)
     if path is None or release is None:
         return tool
+    target = "any target" if any_target else arch_name(arch)
     component = ptxas_for(arch, triton_release(_triton_version()))
     if component == "ptxas-blackwell":
         user_choice = _blackwell_note(arch, plan, tool, namespace)
@@ -242,7 +245,7 @@ def _decide(arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, 
         for advisory in advised:
             _warn_once(
                 f"{path} (ptxas {release}) {advisory.effect} ({advisory.reference}); it is "
-                f"used for {arch_name(arch)} because {COMPONENT[component].variable} names it"
+                f"used for {target} because {COMPONENT[component].variable} names it"
             )
         return tool
     other = _alternative(component, arch, namespace, plan["driver"], path)
@@ -250,7 +253,7 @@ def _decide(arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, 
         effect = "; ".join(f"{a.effect} ({a.reference})" for a in advised)
         if other is None:
             _warn_once(
-                f"{path} (ptxas {release}) {effect}; it is used for {arch_name(arch)} because "
+                f"{path} (ptxas {release}) {effect}; it is used for {target} because "
                 "no other ptxas found fits"
             )
             return tool
@@ -258,24 +261,25 @@ def _decide(arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, 
         return _same_shape(tool, *other)
     problem, fix = found
     here = f" (one that fits here: {other[0]}, CUDA {other[1]})" if other else ""
-    doctor = f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and which fit"
+    doctor = "`triton-toolchain doctor" + ("" if any_target else f" --arch {arch}")
+    doctor += "` lists every ptxas found and which fit"
     if explicit and setting is not None:
         variable = setting["variable"]
         raise SettingError(
-            f"{variable}={path!r} (CUDA {release}) does not fit {arch_name(arch)}: {problem}.\n"
+            f"{variable}={path!r} (CUDA {release}) does not fit {target}: {problem}.\n"
             f"  fix: {fix}{here}, and set {variable} to it, or unset {variable} to let "
             f"triton-toolchain choose; {doctor}"
         )
     if other is not None:
         _warn_once(
-            f"{path} (CUDA {release}) does not fit {arch_name(arch)}: {problem}; using "
+            f"{path} (CUDA {release}) does not fit {target}: {problem}; using "
             f"{other[0]} (CUDA {other[1]}), which does"
         )
         replaced = _same_shape(tool, *other)
         if replaced is not tool:
             return replaced
     raise MissingComponentError(
-        f"Triton would run {path} (CUDA {release}) to assemble {arch_name(arch)}: {problem}, "
+        f"Triton would run {path} (CUDA {release}) to assemble {target}: {problem}, "
         f"and no other ptxas found fits.\n  fix: {fix}; {doctor}"
     )
 
@@ -288,15 +292,15 @@ def fitted_tool(
     (Triton 3.0-3.2 ``_path_to_binary("ptxas")``, 3.4/3.5 ``get_ptxas()``); then the
     PTX version and the driver are checked, with ``sm_80`` (which every CUDA 11+ ptxas
     assembles) as the probe's target."""
-    if arch is None:
-        arch = ANY_TARGET
+    any_target = arch is None
+    arch = ANY_TARGET if arch is None else arch
     if not isinstance(arch, int) or isinstance(arch, bool):
         return tool
     settings = tuple((s["component"], s["value"], s["user"]) for s in plan["settings"])
-    key = (arch, repr(tool), plan["driver"], settings, id(namespace))
+    key = (arch, any_target, repr(tool), plan["driver"], settings, id(namespace))
     if key not in _DECIDED:
         try:
-            _DECIDED[key] = _decide(arch, tool, plan, namespace)
+            _DECIDED[key] = _decide(arch, tool, plan, namespace, any_target)
         except (SettingError, MissingComponentError) as exc:
             _DECIDED[key] = exc
     decided = _DECIDED[key]

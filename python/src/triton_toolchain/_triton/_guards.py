@@ -63,19 +63,42 @@ def usable_release(release: str, namespace: dict[str, Any]) -> str | None:
     return None
 
 
-def _fixes(arch: int, plan: dict[str, Any] | None = None) -> str:
-    component = ptxas_for(arch, triton_release(_triton_version()))
-    spec = COMPONENT[component]
+def _target(arch: int | None) -> str:
+    """``" for sm_90"``, or ``""`` where Triton does not pass the target (3.4, 3.5)."""
+    return f" for sm_{arch}" if arch is not None else ""
+
+
+def _user_fix(arch: int | None, plan: dict[str, Any] | None) -> str | None:
+    """The fix where the user set the ptxas Triton runs for ``sm_<arch>`` (``None``:
+    for every target): change or unset that setting, not "set" it."""
+    component = "ptxas" if arch is None else ptxas_for(arch, triton_release(_triton_version()))
     setting = next(
         (s for s in (plan or {}).get("settings", ()) if s["component"] == component), None
     )
-    if setting is not None and setting["user"]:
+    if setting is None or not setting["user"]:
+        return None
+    doctor = "triton-toolchain doctor" + (f" --arch {arch}" if arch is not None else "")
+    return (
+        f"{COMPONENT[component].variable} is set to {setting['value']!r}, which Triton runs"
+        f"{_target(arch) or ' for every target'}: point it at a ptxas that can assemble it, "
+        f"or unset it to let triton-toolchain choose; `{doctor}` lists every ptxas found and "
+        "which fit"
+    )
+
+
+def _fixes(arch: int | None, plan: dict[str, Any] | None = None) -> str:
+    user = _user_fix(arch, plan)
+    if user is not None:
+        return user
+    if arch is None:  # 3.4, 3.5: one ptxas for every target
+        spec = COMPONENT["ptxas"]
         return (
-            f"{spec.variable} is set to {setting['value']!r}, which Triton runs for sm_{arch}: "
-            f"point it at a ptxas that can assemble it, or unset it to let triton-toolchain "
-            f"choose; `triton-toolchain doctor --arch {arch}` lists every ptxas found and "
-            "which fit"
+            f"set {spec.variable} (ptxas, what this Triton runs for every target): "
+            f"{spec.fix}; `triton-toolchain doctor` lists every ptxas found and why each "
+            "was rejected"
         )
+    component = ptxas_for(arch, triton_release(_triton_version()))
+    spec = COMPONENT[component]
     return (
         f"set {spec.variable} ({component}, what this Triton runs for sm_{arch}): {spec.fix}; "
         f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and why each was "
@@ -87,24 +110,27 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def no_ptxas(arch: int, exc: BaseException) -> MissingComponentError:
+def no_ptxas(arch: int | None, exc: BaseException) -> MissingComponentError:
     """The error for Triton finding no ptxas at all for ``sm_<arch>``."""
     return MissingComponentError(
-        f"Triton found no ptxas for sm_{arch} ({exc}).\n  fix: {_fixes(arch)}"
+        f"Triton found no ptxas{_target(arch)} ({exc}).\n  fix: {_fixes(arch)}"
     )
 
 
 def ptxas_error(
-    arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any]
+    arch: int | None, tool: object, plan: dict[str, Any], namespace: dict[str, Any]
 ) -> MissingComponentError | None:
     """The error for the ptxas Triton chose for ``sm_<arch>`` (``tool``), or ``None``
-    when it is fine."""
+    when it is fine. ``arch`` is ``None`` where Triton does not pass the target (3.4,
+    3.5): then only what holds for every target is checked."""
     path, release = tool_fields(tool)
     if release:
-        problem = arch_problem(arch, release) or usable_release(release, namespace)
+        fits = arch_problem(arch, release) if arch is not None else None
+        problem = fits or usable_release(release, namespace)
         if problem:
+            what = f"to assemble sm_{arch}" if arch is not None else "for every target"
             return MissingComponentError(
-                f"Triton would run {path} (CUDA release {release}) to assemble sm_{arch}: "
+                f"Triton would run {path} (CUDA release {release}) {what}: "
                 f"{problem}.\n  fix: {_fixes(arch, plan)}"
             )
     tc = Toolchain.from_dict(plan["toolchain"])
@@ -118,14 +144,14 @@ def ptxas_error(
         missing = [tc[n] for n in PTXAS_COMPONENTS if tc[n].path is None]
         detail = "\n".join(c.explain(strict_manifest=tc.manifest) for c in missing)
         return MissingComponentError(
-            f"Triton fell back to {path} for sm_{arch}, which the strict manifest "
+            f"Triton fell back to {path}{_target(arch)}, which the strict manifest "
             f"{tc.manifest} does not give (discovery is off).\n{detail}"
         )
     if chosen:
         return MissingComponentError(
-            f"Triton fell back to {path} for sm_{arch}: the chosen {' or '.join(chosen)} did "
-            f"not run when Triton asked its version (was it removed or changed since?).\n"
-            f"  fix: run `triton-toolchain doctor --arch {arch}`"
+            f"Triton fell back to {path}{_target(arch)}: the chosen {' or '.join(chosen)} "
+            f"did not run when Triton asked its version (was it removed or changed since?).\n"
+            f"  fix: run `triton-toolchain doctor{f' --arch {arch}' if arch else ''}`"
         )
     return None
 
@@ -143,10 +169,11 @@ def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
 
 
 def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
-    """What the installed Triton itself refuses of the chosen ptxas releases, asked of
-    its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA 13), and
-    the chosen ptxas whose cubins the chosen driver cannot load (``_fit.driver_problem``:
-    ``cuDriverGetVersion`` read in a child process).
+    """What the installed Triton itself refuses of the chosen ptxas releases it runs,
+    asked of its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA
+    13), and the chosen ptxas whose cubins the chosen driver cannot load
+    (``_fit.driver_problem``: ``cuDriverGetVersion`` read in a child process); a
+    ptxas-blackwell is not judged where the release runs none (``TritonRelease.uses``).
     Imports Triton's NVIDIA compiler module: for ``doctor``, not for activation."""
     import importlib
     import importlib.util
@@ -164,10 +191,12 @@ def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
         return ()
     from ._fit import driver_problem
 
+    release = triton_release(_triton_version())
     problems = []
     for name in ("ptxas", "ptxas-blackwell"):
         choice = tc[name]
-        if choice.path is not None and choice.version is not None:
+        used = release is None or release.uses(name)
+        if used and choice.path is not None and choice.version is not None:
             problem = usable_release(choice.version, spaces[0][1])
             if problem:
                 problems.append(f"{name} {choice.path}: {problem}")
