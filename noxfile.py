@@ -75,8 +75,11 @@ def _install(session: nox.Session, triton: str) -> None:
 
 # Real ptxas binaries of a few CUDA releases for the fit tests (tests/test_fit*.py), from
 # PyPI's NVIDIA wheels, cached in ~/.cache/triton-toolchain/ptxas between runs. Fetched
-# with nox's own interpreter (uv's virtual environments have no pip).
+# with nox's own interpreter (uv's virtual environments have no pip). Besides `tests`
+# (3.9) and `tests-3.10` (3.6), they run against the oldest release (3.0: no get_ptxas,
+# PTX 8.6 for a CUDA 12.6 ptxas, which rejects it).
 FIT_TESTS = ("tests/test_fit.py", "tests/test_fit_matrix.py")
+FIT_TRITONS = ("3.0.0",)
 
 
 def _fetch_ptxas(session: nox.Session) -> None:
@@ -116,6 +119,9 @@ def triton(session: nox.Session, triton: str) -> None:
     ``OLDER_TRITONS``, every test that drives Triton."""
     _install(session, triton)
     extra = TRITON_TESTS if triton in OLDER_TRITONS else ()
+    if triton in FIT_TRITONS:
+        _fetch_ptxas(session)
+        extra += FIT_TESTS
     session.run("pytest", "-ra", *RELEASE_TESTS, *extra, *session.posargs)
 
 
@@ -136,16 +142,6 @@ def older_torch(session: nox.Session, torch: str) -> None:
     """torch.compile on the CPU with an older torch and the Triton it pins."""
     session.install("-e", "./python", "pytest", "setuptools", f"torch=={torch}")
     session.run("pytest", "-ra", *TORCH_RELEASE_TESTS, *session.posargs)
-
-
-@nox.session(python=PYTHON)
-def fit(session: nox.Session) -> None:
-    """The fit tests against the oldest Triton release (3.0: no get_ptxas, PTX 8.6 for a
-    CUDA 12.6 ptxas, which rejects it), whose build module needs setuptools."""
-    _install(session, "3.0.0")
-    session.install("setuptools")
-    _fetch_ptxas(session)
-    session.run("pytest", "-ra", *FIT_TESTS, *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -697,6 +697,22 @@ def triton_ptx_version(triton: tuple[int, int], release: str) -> int | None:
     return None
 
 
+# The target name a release writes and assembles for: 3.3 on (``sm_arch_from_capability``)
+# add "a" from sm_90 on; 3.0-3.2 (``make_ptx``/``make_cubin``) only for sm_90.
+TARGET_SUFFIX_FROM_ALL = (3, 3)
+
+
+def triton_target(triton: tuple[int, int] | None, arch: int) -> str:
+    """The ``--gpu-name`` Triton ``triton`` runs ptxas with for ``sm_<arch>``.
+
+    >>> triton_target((3, 0), 100), triton_target((3, 0), 90), triton_target((3, 9), 100)
+    ('sm_100', 'sm_90a', 'sm_100a')
+    """
+    if triton is not None and triton < TARGET_SUFFIX_FROM_ALL:
+        return "sm_90a" if arch == 90 else f"sm_{arch}"
+    return arch_name(arch)
+
+
 # The driver rule (NVIDIA, CUDA Compatibility guide, "Minor Version Compatibility",
 # https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html,
 # table 1): from CUDA 11 on, what a toolkit of one major release builds runs on any

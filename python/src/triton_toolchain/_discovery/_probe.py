@@ -1,9 +1,10 @@
 """Asking the binaries themselves whether they fit: a ptxas assembles the PTX this Triton
 would write for a target, a driver library says which CUDA release it supports.
 
-- ``assemble(path, ptx, arch)``: run the ptxas on a minimal PTX file with ``.version``
-  ``ptx`` and ``.target`` of ``sm_<arch>`` (``sm_90a`` from 90 on, as Triton writes it),
-  with ``--gpu-name`` of the same target, as Triton's ``make_cubin`` does. The file is
+- ``assemble(path, ptx, target)``: run the ptxas on a minimal PTX file with ``.version``
+  ``ptx`` and ``.target`` ``target`` (``sm_90a``: the name the Triton release writes,
+  ``_catalog.triton_target``), with ``--gpu-name`` of the same target, as Triton's
+  ``make_cubin`` does. The file is
   written (mode 0600, ``O_EXCL | O_NOFOLLOW``) into a fresh private temporary directory
   (mode 0700) that is removed afterwards; the run is bounded like every tool's
   (``_run.collect``: no input, 10 s, 64 KiB of output, its process group killed). The
@@ -30,7 +31,6 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from .._catalog import arch_name
 from . import _answers, _fs
 from ._run import collect
 
@@ -40,11 +40,14 @@ _INTERESTING = re.compile(r"fatal|error|not defined|unsupported", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def probe_ptx(ptx: int, arch: int) -> str:
+_TARGET = re.compile(r"sm_\d{2,3}[af]?")
+
+
+def probe_ptx(ptx: int, target: str) -> str:
     """The PTX the probe assembles: what Triton's ``make_ptx`` writes, reduced to an empty
     kernel (``.version 8.6`` / ``.target sm_90a`` / ``.address_size 64``)."""
     return (
-        f".version {ptx // 10}.{ptx % 10}\n.target {arch_name(arch)}\n.address_size 64\n\n"
+        f".version {ptx // 10}.{ptx % 10}\n.target {target}\n.address_size 64\n\n"
         f".visible .entry {PROBE_ENTRY}()\n{{\n\tret;\n}}\n"
     )
 
@@ -70,13 +73,13 @@ def _summary(output: bytes, tmp: str) -> str:
     return summary if len(summary) <= MESSAGE_LIMIT else summary[: MESSAGE_LIMIT - 3] + "..."
 
 
-def _run_probe(path: Path, ptx: int, arch: int, env: Mapping[str, str] | None) -> str | None:
+def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None) -> str | None:
     tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
     try:
         source = os.path.join(tmp, "probe.ptx")
         cubin = os.path.join(tmp, "probe.cubin")
-        _write_new(source, probe_ptx(ptx, arch).encode())
-        argv = [str(path), f"--gpu-name={arch_name(arch)}", source, "-o", cubin]
+        _write_new(source, probe_ptx(ptx, target).encode())
+        argv = [str(path), f"--gpu-name={target}", source, "-o", cubin]
         status, output, problem = collect(argv, env)
         if problem is not None:
             return f"the probe {problem}"
@@ -102,22 +105,24 @@ def _run_probe(path: Path, ptx: int, arch: int, env: Mapping[str, str] | None) -
 def assemble(
     path: Path,
     ptx: int,
-    arch: int,
+    target: str,
     *,
     answers: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str | None:
     """Why the ptxas at ``path`` cannot assemble PTX ``.version`` ``ptx`` (86: 8.6) for
-    ``sm_<arch>``, or ``None`` when it can (see the module docstring)."""
+    ``target`` (``"sm_90a"``), or ``None`` when it can (see the module docstring)."""
+    if not (isinstance(ptx, int) and 10 <= ptx < 1000 and _TARGET.fullmatch(target)):
+        raise ValueError(f"not a PTX version and target: {ptx!r}, {target!r}")
     problem = _fs.file_problem(path, executable=True) or _fs.untrusted(path)
     if problem:
         return problem
-    question = ("probe-v1", f".version {ptx}", arch_name(arch))
+    question = ("probe-v1", f".version {ptx}", target)
     remembered = _answers.recall(answers, path, question)
     if remembered is not None:
         ok, text = remembered
         return None if ok else text
-    problem = _run_probe(path, ptx, arch, env)
+    problem = _run_probe(path, ptx, target, env)
     _answers.remember(answers, path, question, problem is None, problem or "")
     return problem
 

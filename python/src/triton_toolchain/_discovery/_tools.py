@@ -45,12 +45,12 @@ from .._catalog import (
     COMPONENT,
     COMPONENTS,
     advisories_for,
-    arch_name,
     arch_problem,
     must_assemble,
     parse_release,
     ptxas_for,
     triton_ptx_version,
+    triton_target,
 )
 from . import _fs
 from ._host import Host, child_environ, triton_version
@@ -103,11 +103,12 @@ def fit_problem(component: str, path: Path, release: str, host: Host, arch: int)
     ptx = triton_ptx_version(triton, release)
     if ptx is None:
         return f"{name} knows no PTX version for CUDA {release} (its ptx_get_version refuses it)"
-    problem = assemble(path, ptx, arch, answers=host.answers, env=child_environ(host.environ))
+    target = triton_target(triton, arch)
+    problem = assemble(path, ptx, target, answers=host.answers, env=child_environ(host.environ))
     if problem is None:
         return None
     return (
-        f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {arch_name(arch)}, what {name} "
+        f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {target}, what {name} "
         f"writes with a CUDA {release} ptxas ({problem})"
     )
 

@@ -295,8 +295,11 @@ def guard_path_to_binary(
     original: Callable[[str], object], plan: PlanGetter, namespace: Namespace
 ) -> Callable[[str], object]:
     """Triton 3.0-3.2 have no ``get_ptxas``: ``_path_to_binary("ptxas")`` is where they
-    take the ptxas they run (and its release, for the PTX version), with no target. The
-    same checks as ``guard_get_ptxas`` for any target; other binaries pass through."""
+    take the ptxas they run (and its release, for the PTX version), and it takes no
+    target. The callers that assemble, ``make_ptx`` and ``make_cubin`` (frozen in those
+    releases), hold it in their ``capability`` argument: it is read from the caller's
+    frame (read only); elsewhere (``get_ptxas_version``) the checks are those for any
+    target. The same checks as ``guard_get_ptxas``; other binaries pass through."""
 
     @functools.wraps(original)
     def _path_to_binary(binary: str) -> object:
@@ -305,10 +308,12 @@ def guard_path_to_binary(
             return tool
         from ._guards import ptxas_error
 
-        problem = _checked(lambda: ptxas_error(None, tool, plan(), namespace))
+        capability = sys._getframe(1).f_locals.get("capability")
+        arch = capability if type(capability) is int else None
+        problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
         if problem is not None:
             raise problem
-        return _fitted(None, tool, plan, namespace)
+        return _fitted(arch, tool, plan, namespace)
 
     setattr(_path_to_binary, ORIGINAL, original)
     return _path_to_binary

@@ -43,6 +43,7 @@ from .._catalog import (
     ptxas_for,
     triton_ptx_version,
     triton_release,
+    triton_target,
 )
 from .._errors import MissingComponentError, SettingError
 
@@ -138,10 +139,11 @@ def judge(
             f"{name} knows no PTX version for CUDA {release}",
             "use a ptxas of a CUDA release this Triton knows",
         )
-    problem = assemble(Path(path), ptx, arch, answers=_answers())
+    target = triton_target(triton, arch)
+    problem = assemble(Path(path), ptx, target, answers=_answers())
     if problem is not None:
         return (
-            f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {arch_name(arch)}, what {name} "
+            f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {target}, what {name} "
             f"writes with a CUDA {release} ptxas ({problem})",
             f"use a ptxas that accepts PTX {ptx // 10}.{ptx % 10}, or one of an older CUDA "
             f"release for which {name} writes a PTX version it accepts",
@@ -231,7 +233,7 @@ def _decide(
     path, release = tool_fields(tool)
     if path is None or release is None:
         return tool
-    target = "any target" if any_target else arch_name(arch)
+    target = "any target" if any_target else triton_target(_triton_version(), arch)
     component = ptxas_for(arch, triton_release(_triton_version()))
     if component == "ptxas-blackwell":
         user_choice = _blackwell_note(arch, plan, tool, namespace)
