@@ -1,6 +1,6 @@
 """Child process of ``tests/test_fit_matrix.py``: compile the vector-add kernel ahead of
 time (``triton.compile(ASTSource(...), target=GPUTarget("cuda", arch, 32))``) for each
-architecture given, and print one JSON line per architecture: ``{"arch", "ok",
+architecture given, and print one line per architecture, ``MARK`` and JSON: ``{"arch", "ok",
 "error" (the exception's type and first lines), "warnings"}``. Run with the shim active
 or with ``TRITON_TOOLCHAIN=off`` (stock Triton) and the ptxas variables chosen by the
 test."""
@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+
+MARK = "fit-compile-result: "  # stock Triton prints the PTX (its "{" lines too) on failure
 
 
 def compile_for(arch: int) -> dict[str, object]:
@@ -40,4 +42,4 @@ def compile_for(arch: int) -> dict[str, object]:
 
 if __name__ == "__main__":
     for arch in sys.argv[1:]:
-        print(json.dumps(compile_for(int(arch))), flush=True)
+        print(MARK + json.dumps(compile_for(int(arch))), flush=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from fit_compile import MARK
 from hostile import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +58,8 @@ def compile_archs(
     )
     results: dict[int, dict[str, Any]] = {}
     for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            row = json.loads(line)
+        if line.startswith(MARK):
+            row = json.loads(line[len(MARK) :])
             results[int(row["arch"])] = row
     for arch in archs:
         results.setdefault(

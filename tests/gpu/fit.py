@@ -38,9 +38,9 @@ try:
     out = torch.empty_like(x)
     add[(n // 1024,)](x, y, out, n, BLOCK=1024)
     torch.cuda.synchronize()
-    print(json.dumps({"ok": bool(torch.equal(out, x + y)), "error": None}))
+    print("fit-launch: " + json.dumps({"ok": bool(torch.equal(out, x + y)), "error": None}))
 except BaseException as exc:
-    print(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}))
+    print("fit-launch: " + json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}))
 """
 
 
@@ -58,8 +58,12 @@ def launch(ptxas: str, shim: bool) -> dict[str, object]:
         timeout=200,
         check=False,
     )
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    result = json.loads(lines[-1]) if lines else {"ok": False, "error": done.stderr[-1500:]}
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("fit-launch: ")]
+    result = (
+        json.loads(lines[-1][len("fit-launch: ") :])
+        if lines
+        else {"ok": False, "error": (done.stderr or done.stdout)[-1500:]}
+    )
     result["warnings"] = [ln for ln in done.stderr.splitlines() if "triton-toolchain" in ln][:3]
     return result
 
