@@ -40,7 +40,8 @@ try:
     torch.cuda.synchronize()
     print("fit-launch: " + json.dumps({"ok": bool(torch.equal(out, x + y)), "error": None}))
 except BaseException as exc:
-    print("fit-launch: " + json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}))
+    error = f"{type(exc).__name__}: {exc}"[:1500]
+    print("fit-launch: " + json.dumps({"ok": False, "error": error}))
 """
 
 
