@@ -27,6 +27,24 @@ def _fetcher() -> ModuleType:
     return module
 
 
+def installed_triton() -> tuple[int, int]:
+    """``(major, minor)`` of the installed Triton, from its metadata: importing Triton
+    here would activate the shim in the test process, whose knobs then write
+    ``TRITON_PTXAS_PATH`` and the rest into this process's environment for every later
+    test."""
+    from importlib.metadata import version
+
+    major, minor = version("triton").split(".")[:2]
+    return int(major), int(minor)
+
+
+def triton_package() -> Path:
+    """The installed ``triton`` package directory, found without importing it."""
+    spec = importlib.util.find_spec("triton")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 FETCH = _fetcher()
 RELEASES: dict[str, str] = {v.rsplit(".", 1)[0]: v for _p, v in FETCH.RELEASES}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import driver_standin
 import pytest
-from fit_fixtures import compile_archs, real_ptxas
+from fit_fixtures import compile_archs, installed_triton, real_ptxas, triton_package
 from tool_fixtures import fake_host, locate, make_writable_by_all, wrapper, write_script
 from triton_toolchain._catalog import (
     PTX_RULES,
@@ -25,8 +25,8 @@ from triton_toolchain._discovery._search import Context
 from triton_toolchain._discovery._tools import check_tool
 from triton_toolchain._resolve import resolve_all
 
-TRITON = tuple(int(p) for p in __import__("triton").__version__.split(".")[:2])
-RELEASE_ROW = triton_release(TRITON)  # type: ignore[arg-type]
+TRITON = installed_triton()
+RELEASE_ROW = triton_release(TRITON)
 
 
 def _triton_tree(root: Path, version: str = "3.9.0") -> Path:
@@ -46,20 +46,33 @@ def _fresh_answers() -> None:
 
 def test_the_ptx_table_is_the_installed_tritons_own_ptx_get_version() -> None:
     """``_catalog.PTX_RULES`` answers what this Triton's ``ptx_get_version`` answers, for
-    every CUDA release from 10.0 to 14.9 (a refusal is ``None`` on both sides)."""
-    from triton.backends.nvidia.compiler import ptx_get_version
+    every CUDA release from 10.0 to 14.9 (a refusal is ``None`` on both sides), asked in
+    a child with the shim off (Triton is not imported into the test process)."""
+    import json
+    import subprocess
 
-    checked = 0
-    for major in (10, 11, 12, 13, 14):
-        for minor in range(10):
-            release = f"{major}.{minor}"
-            try:
-                theirs: int | None = ptx_get_version(release)
-            except (RuntimeError, AssertionError):
-                theirs = None
-            assert triton_ptx_version(TRITON, release) == theirs, (TRITON, release)  # type: ignore[arg-type]
-            checked += 1
-    assert checked == 50 and PTX_RULES
+    releases = [f"{major}.{minor}" for major in (10, 11, 12, 13, 14) for minor in range(10)]
+    code = (
+        "import json, sys\n"
+        "from triton.backends.nvidia.compiler import ptx_get_version\n"
+        "def ask(r):\n"
+        "    try:\n"
+        "        return ptx_get_version(r)\n"
+        "    except (RuntimeError, AssertionError):\n"
+        "        return None\n"
+        "print(json.dumps([ask(r) for r in sys.argv[1:]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *releases],
+        env={**os.environ, "TRITON_TOOLCHAIN": "off"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout.splitlines()[-1])
+    ours = [triton_ptx_version(TRITON, r) for r in releases]
+    assert ours == theirs, list(zip(releases, ours, theirs, strict=True))
+    assert len(releases) == 50 and PTX_RULES
 
 
 # ------------------------------------------------------------------ the probe, real binaries
@@ -223,16 +236,15 @@ def test_the_drivers_cuda_version_is_read_in_a_child(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ at compile time
 # Each test works out what the installed release does (its table row, its own
 # ptx_get_version, the release of its bundled binary) and asserts that: the same test
-# runs against 3.9 (`tests`), 3.6 (`tests-3.10`) and 3.0 (`fit`).
+# runs against 3.9 (`tests`), 3.6 (`tests-3.10`) and 3.0 (`triton-3.0.0`).
 
 
 def _bundled(component: str) -> tuple[Path, str]:
     """The binary Triton bundles for ``component`` and its CUDA release."""
-    import triton
     from triton_toolchain._discovery._host import Host
     from triton_toolchain._discovery._tools import tool_release
 
-    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    bindir = triton_package() / "backends" / "nvidia" / "bin"
     path = bindir / component if (bindir / component).exists() else bindir / "ptxas"
     release, problem = tool_release(path, Host())
     assert release is not None, problem
@@ -297,7 +309,7 @@ def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
     variables, and the user's ptxas runs where it fits. Where it has none (3.0-3.2,
     3.4, 3.5): no warning, the user's ptxas runs for every target."""
     blackwell = RELEASE_ROW is not None and RELEASE_ROW.blackwell_from is not None
-    release = "13.5" if triton_ptx_version(TRITON, "13.5") else "12.4"  # type: ignore[arg-type]
+    release = "13.5" if triton_ptx_version(TRITON, "13.5") else "12.4"
     archs = [100, 120] if blackwell else [80, 90]
     log = tmp_path / "runs.log"
     mine = wrapper(tmp_path / "mine" / "ptxas", real_ptxas(release), log=log)
@@ -327,7 +339,7 @@ def test_an_explicit_ptxas_with_an_advisory_is_used_with_a_warning(tmp_path: Pat
     results, _err = compile_archs(
         tmp_path / "home", [100], **{_variable(component): str(real_ptxas("13.1"))}
     )
-    if triton_ptx_version(TRITON, "13.1") is None:  # type: ignore[arg-type]
+    if triton_ptx_version(TRITON, "13.1") is None:
         error = str(results[100]["error"])
         assert error.startswith(("SettingError", "MissingComponentError")), results
         assert "13.1" in error
@@ -355,7 +367,7 @@ def test_doctor_shows_the_advisory(tmp_path: Path) -> None:
     )
     out = done.stdout + done.stderr
     assert "Traceback" not in out
-    if triton_ptx_version(TRITON, "13.1") is None:  # type: ignore[arg-type]
+    if triton_ptx_version(TRITON, "13.1") is None:
         assert done.returncode == 2 and "knows no PTX version for CUDA 13.1" in out, out
         return
     assert "pytorch/pytorch#181248" in out, out

@@ -23,11 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fit_fixtures import compile_archs, real_ptxas
+from fit_fixtures import compile_archs, installed_triton, real_ptxas
 from triton_toolchain._catalog import COMPONENT, ptxas_for, triton_release
 
-TRITON = tuple(int(p) for p in __import__("triton").__version__.split(".")[:2])
-ROW = triton_release(TRITON)  # type: ignore[arg-type]
+ROW = triton_release(installed_triton())
 ARCHS = (80, 90, 100, 120)
 PTXAS_RELEASES = ("12.4", "12.6", "13.1", "13.5")
 SHIM_ERRORS = ("SettingError", "MissingComponentError")
