@@ -348,7 +348,7 @@ def test_flake_outputs_evaluate(nix: Nix, repo: Path) -> None:
     assert "default" in outputs["overlays"]
 
 
-def validate_manifest(nix: Nix, path: str) -> dict:
+def validate_manifest(path: str) -> dict:
     """docs/manifest.md, schema 2: known keys, absolute existing paths of the right kind;
     the C and C++ compilers are stdenv.cc's `cc` and `c++`, openmp the directory of
     gcc's own omp.h, cuda-home the set's merged toolkit (nvcc, cuda.h, libcudart.so)."""
@@ -375,7 +375,7 @@ def validate_manifest(nix: Nix, path: str) -> dict:
             assert component["version"] == "12.9", name
     assert (Path(c["cuda-headers"]["path"]) / "cuda.h").is_file()
     assert (Path(c["libcuda-link"]["path"]) / "libcuda.so.1").exists()
-    assert_host_compilers(nix, c)
+    assert_host_compilers(c)
     home = Path(c["cuda-home"]["path"])
     assert "-cuda-merged-12.9" in c["cuda-home"]["path"]
     for inside in ("bin/nvcc", "include/cuda.h", "lib/libcudart.so"):
@@ -383,7 +383,7 @@ def validate_manifest(nix: Nix, path: str) -> dict:
     return doc
 
 
-def assert_host_compilers(nix: Nix, c: dict) -> None:
+def assert_host_compilers(c: dict) -> None:
     """`cc` and `cxx` are the same wrapper's `cc` and `c++`; openmp is its gcc's own
     include directory (lib/gcc/<triple>/<version>/include), holding omp.h."""
     wrapper = c["cc"]["path"].removesuffix("/bin/cc")
@@ -397,7 +397,7 @@ def assert_host_compilers(nix: Nix, c: dict) -> None:
 
 def test_manifest_is_built_and_valid(nix: Nix, repo: Path) -> None:
     out = build(nix, f"path:{repo}#manifest", *flake_args(repo))
-    validate_manifest(nix, out)
+    validate_manifest(out)
 
 
 def wrapped_expr(repo: Path, program: str) -> str:
@@ -425,7 +425,7 @@ def test_wrapper_exports_toolchain_and_user_settings_win(nix: Nix, repo: Path) -
 
     seen = seen_with(TRITON_PTXAS_PATH="/mine/ptxas")
     assert seen["TRITON_PTXAS_PATH"] == "/mine/ptxas"
-    manifest = validate_manifest(nix, seen["TRITON_TOOLCHAIN_MANIFEST"])
+    manifest = validate_manifest(seen["TRITON_TOOLCHAIN_MANIFEST"])
     c = manifest["components"]
     assert seen["TRITON_PTXAS_BLACKWELL_PATH"] == c["ptxas-blackwell"]["path"]
     assert seen["TRITON_CUOBJDUMP_PATH"] == c["cuobjdump"]["path"]
@@ -501,7 +501,7 @@ def test_packages_and_checks_are_built(nix: Nix, repo: Path) -> None:
     assert (site / "triton_toolchain/__init__.py").is_file()
     pth = (site / "triton_toolchain.pth").read_text()
     assert pth == (repo / "python/src/triton_toolchain.pth").read_text()
-    validate_manifest(nix, f"{out['default']}/{SITE}/triton_toolchain/manifest.json")
+    validate_manifest(f"{out['default']}/{SITE}/triton_toolchain/manifest.json")
 
     report = Path(out[f"checks.{system}.manifest"]).read_text().splitlines()
     verdicts = {line.split()[1]: line.split()[0] for line in report[:-1]}
@@ -695,7 +695,7 @@ def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Pat
     )
     doc = json.loads(Path(out).read_text())
     assert set(doc["components"]) == {"cc", "cxx", "openmp", "python-headers"}, doc
-    assert_host_compilers(nix, doc["components"])
+    assert_host_compilers(doc["components"])
     assert doc["driver_dirs"] == ["/run/opengl-driver/lib"]
 
 
@@ -1009,7 +1009,7 @@ def wrapped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Wrapped:
     python = Path(out) / "bin/python"
     manifest_file = re.search(r"TRITON_TOOLCHAIN_MANIFEST='([^']+)'", python.read_text())
     assert manifest_file, python.read_text()
-    manifest = validate_manifest(nix, manifest_file.group(1))
+    manifest = validate_manifest(manifest_file.group(1))
 
     import driver_standin
 
