@@ -301,6 +301,21 @@ def test_unit_tests_of_pure_functions(nix: Nix, repo: Path) -> None:
     assert failures == []
 
 
+def test_unit_check_fails_naming_the_failed_test(nix: Nix, repo: Path, tmp_path: Path) -> None:
+    """`checks.unit` fails, naming the test, when one of tests/nix/unit/'s tests fails
+    (here lock.nix's, made to expect another URL)."""
+    tree = tmp_path / "clone"
+    shutil.copytree(repo, tree, symlinks=True)
+    lock = tree / "tests/nix/unit/lock.nix"
+    lock.write_text(lock.read_text().replace("https://github.com/", "https://example.org/"))
+    top = f"import {tree}/default.nix {{ nixpkgs = {tree}/tests/nix/nixpkgs; }}"
+    done = nix("build", "--no-link", "--impure", "--expr", f"({top}).checks.unit", check=False)
+    assert done.returncode != 0, done.stdout
+    assert "tests/nix/unit.nix:" in done.stderr and "lock.lockedTarball" in done.stderr, (
+        done.stderr[-3000:]
+    )
+
+
 def test_an_older_nix_is_told_the_minimum(repo: Path, tmp_path: Path) -> None:
     """A Nix older than nixpkgs' minimum (Debian 12's 2.8) evaluates neither the flake nor
     default.nix: both stop with an error that names the minimum and that Nix."""
