@@ -3,7 +3,7 @@
 { lib }:
 let
   # Both are "CUDA Toolkit End User License Agreement (EULA)", shortName "CUDA EULA"
-  # (lib/licenses.nix); nixpkgs' CUDA redistributables carry one of them.
+  # (lib/licenses/licenses.nix); nixpkgs' CUDA redistributables carry one of them.
   cudaLicences = [
     lib.licenses.nvidiaCuda
     lib.licenses.nvidiaCudaRedist
