@@ -80,8 +80,7 @@ def tests(session: nox.Session) -> None:
     # hatchling (no build isolation, offline), and so does the test that pip-installs it.
     session.install("pip", "hatchling", "ninja")
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
-    # The other Debian release's Nix too (tools/other-nix.sh), besides the system's.
-    session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
+    session.run("pytest", "-ra", *session.posargs)
 
 
 @nox.session(python=_interpreter(OLDEST_PYTHON), name=f"tests-{OLDEST_PYTHON}")
