@@ -45,14 +45,17 @@ NVCC_WHEEL=nvidia-cuda-nvcc-cu12==12.8.93
 RUNTIME_WHEEL=nvidia-cuda-runtime-cu12==12.8.90
 TOOLKIT=$BASE/cuda-${NVCC_WHEEL#*==}
 BINFMT=/proc/sys/fs/binfmt_misc
+# A static qemu (a chroot holds none of its libraries): Debian 12's qemu-user-static;
+# Debian 13's qemu-user is static, its qemu-user-static a transition to it.
 QEMU=/usr/bin/qemu-aarch64-static
+[ -x "$QEMU" ] || QEMU=/usr/bin/qemu-aarch64
 # qemu-user-static's own registration (/usr/lib/binfmt.d/qemu-aarch64.conf): an ELF64
 # little-endian executable or shared object for EM_AARCH64 (183).
 MAGIC='\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
 MASK='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
 
 binfmt() {
-  [ -x "$QEMU" ] || die "$QEMU is missing: apt-get install qemu-user-static"
+  [ -x "$QEMU" ] || die "no qemu-aarch64-static or qemu-aarch64: apt-get install qemu-user-static"
   if [ ! -e "$BINFMT/register" ]; then
     mount -t binfmt_misc binfmt_misc "$BINFMT" || die "cannot mount binfmt_misc on $BINFMT (root needed)"
   fi
