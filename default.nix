@@ -1,10 +1,12 @@
 # For users without flakes: the flake's outputs for one system, with the nixpkgs
 # that flake.lock pins (fetched by its NAR hash), through the same nix/ files.
 #   nix-build -A python        nix-build -A manifest        nix-build -A default
+# A Nix older than nixpkgs' minimum gets an error naming it (nix/minimum-nix.nix).
 {
   system ? builtins.currentSystem,
   nixpkgs ? fetchTarball (
-    (import ./nix/lock.nix).lockedTarball (builtins.fromJSON (builtins.readFile ./flake.lock)) "nixpkgs"
+    (import ./nix/lock.nix).lockedTarball (builtins.fromJSON (builtins.readFile ./flake.lock))
+      "nixpkgs"
   ),
 }:
 let
@@ -16,9 +18,11 @@ let
   };
   outputs = import ./nix/outputs.nix { inherit pkgs toolchainLib; };
 in
-outputs.packages
-// {
-  inherit (outputs) apps checks devShells;
-  inherit overlay pkgs;
-  lib = toolchainLib;
-}
+(import ./nix/minimum-nix.nix).check (
+  outputs.packages
+  // {
+    inherit (outputs) apps checks devShells;
+    inherit overlay pkgs;
+    lib = toolchainLib;
+  }
+)

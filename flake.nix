@@ -3,6 +3,7 @@
 
   inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-unstable";
 
+  # A Nix older than nixpkgs' minimum gets an error naming it (nix/minimum-nix.nix).
   outputs =
     {
       self,
@@ -22,7 +23,7 @@
         }
       );
     in
-    {
+    (import ./nix/minimum-nix.nix).check {
       lib = import ./nix/lib.nix { inherit (nixpkgs) lib; };
 
       overlays.default = import ./nix/overlay.nix { toolchainLib = self.lib; };

@@ -1,6 +1,6 @@
-"""Sessions: the tests against the latest Triton, the tests on the oldest Python, the
-tests that drive Triton against older releases, lint and types. `nox` runs them all;
-CI runs exactly that.
+"""Sessions: the tests against the latest Triton, the tests on the oldest Python and on
+the newer ones, the tests that drive Triton against older releases, lint and types. `nox`
+runs them all; CI runs exactly that (.ci/run: `tests` beside the others, on two cores).
 
 The Triton wheels are large (about 1 GB installed): sessions use uv when it is
 installed, whose cache makes every install after the first a matter of links.
@@ -23,6 +23,8 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
 OLDEST_PYTHON = "3.10"
+# What the GPU host runs (3.12) and current distributions ship (3.13; Debian 13).
+NEWER_PYTHONS = ("3.12", "3.13")
 
 
 def _interpreter(version: str) -> str:
@@ -58,6 +60,11 @@ TRITON_TESTS = (
     "tests/test_selftest.py",
 )
 
+
+# Tests that run only in `tests`: the Nix tests (the stand-in nixpkgs builds with the
+# interpreter that runs them, whichever it is) and the arm64 tests (their interpreter is
+# the arm64 root's, the same whichever Python runs pytest).
+MAIN_SESSION_ONLY = ("--ignore=tests/nix", "--ignore=tests/test_arm64.py")
 
 # torch's CPU build for TorchInductor's C++ kernels and cpp_extension (tests/test_torch.py),
 # with ninja, which cpp_extension builds with. pip, not uv: pip finds a release already
@@ -95,21 +102,36 @@ def tests(session: nox.Session) -> None:
     session.install("pip", "hatchling", "ninja")
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
     _fetch_ptxas(session)
-    # The other Debian release's Nix too (tools/other-nix.sh), besides the system's.
-    session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
+    session.run("pytest", "-ra", *session.posargs)
 
 
 @nox.session(python=_interpreter(OLDEST_PYTHON), name=f"tests-{OLDEST_PYTHON}")
 def oldest_python(session: nox.Session) -> None:
-    """Every test but Nix's, on the oldest Python supported, with Triton 3.6.
+    """Every test but Nix's and arm64's, on the oldest Python supported, with Triton 3.6.
 
-    Triton 3.9 publishes no wheel for Python 3.10; 3.6 (torch 2.11's) does. The Nix
-    tests' stand-in nixpkgs builds with whichever interpreter runs them: `tests` covers
-    them."""
+    Triton 3.9 publishes no wheel for Python 3.10; 3.6 (torch 2.11's) does. The Nix and
+    arm64 tests run in `tests` (MAIN_SESSION_ONLY)."""
     _install(session, "3.6.0")
     _fetch_ptxas(session)
     # Tests marked `torch` run in `tests` (no local torch for Python 3.10: a download of GBs).
-    session.run("pytest", "-ra", "--ignore=tests/nix", "-m", "not torch", *session.posargs)
+    session.run("pytest", "-ra", *MAIN_SESSION_ONLY, "-m", "not torch", *session.posargs)
+
+
+def newer_python(session: nox.Session) -> None:
+    """Every test but Nix's, arm64's and torch's, on a newer Python, with the latest Triton.
+
+    Triton 3.9 publishes cp312 and cp313 wheels. As in `tests-3.10`, the tests marked
+    `torch` run in `tests` (torch for these Pythons would be a download of GBs, its CUDA
+    build), and so do the Nix and arm64 tests (MAIN_SESSION_ONLY)."""
+    _install(session, LATEST_TRITON)
+    _fetch_ptxas(session)
+    # The fit matrix judges the same Triton in `tests`: not again per interpreter.
+    matrix = "--ignore=tests/test_fit_matrix.py"
+    session.run("pytest", "-ra", *MAIN_SESSION_ONLY, matrix, "-m", "not torch", *session.posargs)
+
+
+for _version in NEWER_PYTHONS:
+    nox.session(python=_interpreter(_version), name=f"tests-{_version}")(newer_python)
 
 
 @nox.session(python=PYTHON)

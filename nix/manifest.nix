@@ -131,8 +131,9 @@ rec {
     }:
     let
       fromCuda = cudaPackages != null;
-      release =
-        cudaPackages.cudaMajorMinorVersion or (lib.versions.majorMinor cudaPackages.cuda_nvcc.version);
+      # The set's release, else its nvcc's major.minor.
+      nvccRelease = lib.versions.majorMinor cudaPackages.cuda_nvcc.version;
+      release = cudaPackages.cudaMajorMinorVersion or nvccRelease;
       tool = package: name: {
         path = lib.getExe' package name;
         version = release;

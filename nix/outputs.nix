@@ -131,6 +131,21 @@ in
           mv report "$out"
         '';
 
+    # tests/nix/unit.nix, the unit tests of the pure functions (one file per topic), on
+    # this package set's lib: evaluated with the check, which fails naming what failed.
+    unit =
+      pkgs.runCommand "triton-toolchain-unit"
+        {
+          failures = builtins.toJSON (import ../tests/nix/unit.nix { inherit lib; });
+        }
+        ''
+          if [ "$failures" != "[]" ]; then
+            echo "tests/nix/unit.nix: $failures" >&2
+            exit 1
+          fi
+          touch "$out"
+        '';
+
     formatting =
       pkgs.runCommand "triton-toolchain-nixfmt"
         {

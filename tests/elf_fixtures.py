@@ -1,9 +1,10 @@
 """Real ELF files and linker caches for tests, laid out as real systems lay them out.
 
 ``built(variant)`` compiles a ``libcuda.so.1`` stand-in (SONAME ``libcuda.so.1``, a few
-``cu*`` symbols, DT_NEEDED on libm and libc like the real driver) with gcc, once per
-variant per test session; the ``install_*`` helpers copy it into a fake root the way the
-driver, WSL and the CUDA toolkit install theirs; ``write_ld_cache`` runs the real
+``cu*`` symbols, DT_NEEDED on libm and libc like the real driver) with gcc (arm64: gcc's
+cross compiler, ``aarch64-linux-gnu-gcc``), once per variant per test session; the
+``install_*`` helpers copy it into a fake root the way the driver, WSL and the CUDA
+toolkit install theirs; ``write_ld_cache`` runs the real
 ``/sbin/ldconfig`` to write a linker cache over chosen directories.
 
 Example::
@@ -36,7 +37,9 @@ CUresult cuDeviceGetCount(int *n) { *n = (int)floor(0.5); return 0; }
 """
 
 # variant -> gcc flags. "x86_64" and "i386" are what a Debian multiarch host carries.
-VARIANTS: dict[str, tuple[str, ...]] = {"x86_64": ("-m64",), "i386": ("-m32",)}
+VARIANTS: dict[str, tuple[str, ...]] = {"x86_64": ("-m64",), "i386": ("-m32",), "aarch64": ()}
+# variant -> the compiler, where it is not this machine's gcc (Debian's gcc-aarch64-linux-gnu).
+CROSS_COMPILERS: dict[str, str] = {"aarch64": "aarch64-linux-gnu-gcc"}
 
 
 @functools.cache
@@ -52,9 +55,14 @@ def built(variant: str = "x86_64") -> Path:
     out = _build_dir() / f"libcuda-{variant}.so"
     src = _build_dir() / "libcuda.c"
     src.write_text(SOURCE)
+    compiler = GCC
+    if variant in CROSS_COMPILERS:
+        found = shutil.which(CROSS_COMPILERS[variant])
+        assert found, f"{CROSS_COMPILERS[variant]} is not installed; install gcc-aarch64-linux-gnu"
+        compiler = found
     subprocess.run(
         [
-            GCC,
+            compiler,
             *VARIANTS[variant],
             "-shared",
             "-fPIC",

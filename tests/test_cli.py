@@ -236,11 +236,14 @@ def test_check_manifest_judges_each_entry(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert "ok       ptxas" in done.stdout and f"schema {SCHEMA}" in done.stdout
 
-    other_python = tmp_path / "py312"
+    minor = 13 if sys.version_info[:2] == (3, 12) else 12  # another Python than this one
+    other_python = tmp_path / f"py3{minor}"
     other_python.mkdir()
     (other_python / "Python.h").write_text("")
     (other_python / "patchlevel.h").write_text(
-        '#define PY_MAJOR_VERSION 3\n#define PY_MINOR_VERSION 12\n#define PY_VERSION "3.12.1"\n'
+        "#define PY_MAJOR_VERSION 3\n"
+        f"#define PY_MINOR_VERSION {minor}\n"
+        f'#define PY_VERSION "3.{minor}.1"\n'
     )
     doc = json.loads(good.read_text())
     doc["components"]["python-headers"] = {"path": str(other_python)}
@@ -248,7 +251,7 @@ def test_check_manifest_judges_each_entry(tmp_path: Path) -> None:
     bad.write_text(json.dumps(doc))
     done = cli("check-manifest", str(bad))
     assert done.returncode == 1
-    assert "REJECTED python-headers" in done.stdout and "3.12" in done.stdout
+    assert "REJECTED python-headers" in done.stdout and f"3.{minor}" in done.stdout
 
     bad.write_text('{"schema": 1, "components": {"ptxas": {"path": "ptxas"}}}')
     done = cli("check-manifest", str(bad))

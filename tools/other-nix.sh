@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The other Debian release's Nix, unpacked privately, with a private store: on Debian 12
-# (bookworm, nix-bin 2.8) it is trixie's nix-bin (2.26); on Debian 13 (trixie, 2.26) it
-# is bookworm's (2.8). The tests evaluate and build the flake with both.
+# The other Debian release's Nix, unpacked privately: on Debian 12 (bookworm, nix-bin 2.8)
+# it is trixie's nix-bin (2.26), the Nix the tests run with there (the flake needs 2.18 or
+# newer, nix/minimum-nix.nix); on Debian 13 (trixie, 2.26) it is bookworm's (2.8), which
+# the tests run only to see it refuse the flake with a message naming the minimum.
 #
 #   tools/other-nix.sh ARGS...        run that Nix (`nix ARGS...`)
+#   tools/other-nix.sh --program NAME ARGS...
+#                                     run one of its other programs (nix-instantiate, …)
 #   tools/other-nix.sh --prepare      fetch and unpack it now; print its version
 #   tools/other-nix.sh --store-root   where its store lies on disk: a store path /nix/store/X
 #                                     is the file <store-root>/nix/store/X
@@ -18,8 +21,12 @@
 #
 # Environment:
 #   TT_OTHER_NIX_DIR    where everything goes (default: ~/.cache/triton-toolchain/other-nix,
-#                       under $XDG_CACHE_HOME if set); the store is <dir>/<suite>/store
+#                       under $XDG_CACHE_HOME if set)
 #   TT_OTHER_NIX_SUITE  the suite to take nix-bin from, instead of the other release's
+#   TT_OTHER_NIX_STORE  `private` (default): a store of its own, <dir>/<suite>/store, whose
+#                       builds run in a mount namespace that sees the sandbox paths;
+#                       `system`: the system's /nix/store, as that Nix would use once
+#                       installed, so that what it builds runs here (single-user, root)
 #   NIX_CONFIG          appended after this script's settings: experimental-features
 #                       nix-command flakes, no substituters, sandbox false, no build
 #                       users, sandbox-paths for /bin/sh builders, the store
@@ -47,7 +54,11 @@ SUITE=${TT_OTHER_NIX_SUITE:-$(other_suite)}
 BASE=${TT_OTHER_NIX_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/triton-toolchain/other-nix}
 DIR=$BASE/$SUITE
 ROOT=$DIR/root
-STORE=$DIR/store
+case ${TT_OTHER_NIX_STORE:-private} in
+private) STORE=$DIR/store ;;
+system) STORE="" ;;
+*) die "TT_OTHER_NIX_STORE is '$TT_OTHER_NIX_STORE'; set it to private or system" ;;
+esac
 
 # The mirror the system already uses (deb822 sources first, then one-line sources).
 mirror() {
@@ -117,7 +128,11 @@ loader() {
 }
 
 run_nix() {
-  local ld triplet version hook=""
+  local ld triplet version hook="" program=nix
+  if [ "${1:-}" = --program ]; then
+    program=${2:?--program needs a name, e.g. nix-instantiate}
+    shift 2
+  fi
   ld=$(loader)
   triplet=$(basename "$(dirname "$ld")")
   version=$(cat "$DIR/version")
@@ -126,17 +141,19 @@ run_nix() {
   # unless the setting is empty; 2.8 runs no hook without remote builders, but would try
   # to execute an empty one.
   if dpkg --compare-versions "$version" ge 2.10; then hook="build-hook ="; fi
-  # Builds as the calling user, in a mount namespace (the store is not at /nix/store)
-  # that sees the sandbox paths: the host's, for builders like /bin/sh.
+  # Builds as the calling user; with a private store (not at /nix/store) in a mount
+  # namespace that sees the sandbox paths: the host's, for builders like /bin/sh.
   export NIX_CONFIG="experimental-features = nix-command flakes
 substituters =
 sandbox = false
 build-users-group =
 sandbox-paths = /bin /usr /lib /lib64 /etc /tmp
 $hook
-store = $STORE${NIX_CONFIG:+
+store = ${STORE:-local}${NIX_CONFIG:+
 $NIX_CONFIG}"
-  exec "$ld" --library-path "$ROOT/usr/lib/$triplet:$ROOT/lib/$triplet" "$ROOT/usr/bin/nix" "$@"
+  # One binary, which acts as the program its argv[0] names.
+  exec "$ld" --argv0 "$program" --library-path "$ROOT/usr/lib/$triplet:$ROOT/lib/$triplet" \
+    "$ROOT/usr/bin/nix" "$@"
 }
 
 if [ "${1:-}" = --store-root ]; then

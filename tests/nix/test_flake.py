@@ -1,12 +1,13 @@
 """The flake, default.nix and nix/ evaluated and built against the stand-in nixpkgs,
 and what they build run with real Triton.
 
-Runs with the system `nix` (2.8 on Debian 12, 2.26 on Debian 13) and, when
-TT_MODERN_NIX=1, also with the other Debian release's Nix through tools/other-nix.sh
-(its own private store). The tests that run what was built (`test_e2e_*`, the shim's
-reports, the Triton that nixpkgs patches) run what the system `nix` built: the private
-store's paths are not at /nix/store, so nothing the other Nix built can run here. A
-missing tool is a failure that names it (tests never skip).
+Runs with a Nix the flake supports (nix/minimum-nix.nix: 2.18 or newer): the system `nix`
+where it is one (Debian 13's 2.26), else the other Debian release's through
+tools/other-nix.sh (on Debian 12, trixie's 2.26), on the system's /nix/store, so that what
+it builds runs here. An older Nix (Debian 12's 2.8, or bookworm's through
+tools/other-nix.sh on Debian 13) runs only to see the flake and default.nix refuse it with
+a message naming the minimum. A missing tool is a failure that names it (tests never
+skip).
 
 End to end: a venv over this interpreter (which has Triton from PyPI) with the shim
 pip-installed from ./python, wrapped by the flake's `lib.wrapWithToolchain`, on a
@@ -17,6 +18,7 @@ $TT_RECORD, which is how a test knows that the store's tools ran.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -32,6 +34,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 OTHER_NIX = REPO / "tools" / "other-nix.sh"
+MINIMUM_NIX = REPO / "nix" / "minimum-nix.nix"
 CUDA = Path(os.environ.get("TT_CUDA", "/usr/local/cuda-13.0"))
 # Builds run as the calling user (root here): the stand-in calls host tools, e.g. a
 # Python under /root that build users cannot read.
@@ -45,15 +48,24 @@ def _missing(what: str) -> None:
     pytest.fail(f"{what} is required: the README's test command installs it")
 
 
+@dataclass(frozen=True)
 class Nix:
-    """One Nix installation: how to call it, and where its store lives on disk."""
+    """One Nix installation: what runs its programs (`nix`, `nix-instantiate`: the
+    system's, or through tools/other-nix.sh), its version, the settings it runs with
+    (after CONFIG) and the environment it needs."""
 
-    def __init__(self, name: str, argv: list[str], extra: list[str], real_root: str) -> None:
-        self.name, self.argv, self.extra, self.real_root = name, argv, extra, real_root
+    launcher: tuple[str, ...]
+    version: str
+    config: str = ""
+    env: tuple[tuple[str, str], ...] = ()
 
     def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ, NIX_CONFIG=CONFIG)
-        cmd = [*self.argv, *args[:1], *self.extra, *args[1:]]
+        """`nix ARGS`."""
+        return self.run("nix", *args, check=check)
+
+    def run(self, program: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, **dict(self.env), NIX_CONFIG=CONFIG + self.config)
+        cmd = [*self.launcher, program, *args]
         proc = subprocess.run(
             cmd, env=env, capture_output=True, text=True, timeout=900, check=False
         )
@@ -61,59 +73,94 @@ class Nix:
             raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stderr[-6000:]}")
         return proc
 
-    def real(self, store_path: str) -> Path:
-        return Path(self.real_root + store_path)
+
+def _version_of(argv: list[str], env: dict[str, str]) -> tuple[int, ...]:
+    """`nix --version` ("nix (Nix) 2.26.3") as numbers."""
+    done = subprocess.run(
+        [*argv, "--version"],
+        env=dict(os.environ, **env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    match = re.search(r"(\d+(?:\.\d+)+)", done.stdout)
+    if done.returncode != 0 or match is None:
+        pytest.fail(f"{' '.join(argv)} --version failed:\n{done.stdout}{done.stderr[-4000:]}")
+    return tuple(int(n) for n in match.group(1).split("."))
 
 
-def _nixes() -> list:
-    params = [pytest.param("system", id="nix-system")]
-    if os.environ.get("TT_MODERN_NIX") == "1":
-        params.append(pytest.param("other", id="nix-other"))
-    return params
+def minimum_nix() -> tuple[int, ...]:
+    """The oldest Nix the flake supports, as nix/minimum-nix.nix states it."""
+    found = re.search(r'minimum = "([\d.]+)";', MINIMUM_NIX.read_text())
+    assert found, MINIMUM_NIX
+    return tuple(int(n) for n in found.group(1).split("."))
 
 
-def system_nix() -> Nix:
-    if shutil.which("nix") is None:
-        _missing("nix")
-    return Nix("system", ["nix"], [], "")
-
-
-@pytest.fixture(params=_nixes())
-def nix(request: pytest.FixtureRequest) -> Nix:
-    if request.param == "system":
-        return system_nix()
-    return other_nix()
-
-
-def other_nix() -> Nix:
-    """tools/other-nix.sh: its store is a private one on disk (--store-root), and its
-    builds run in a mount namespace that holds only the sandbox paths: those must
-    include the stand-in's host tools, this interpreter's virtual environment (and the
-    Triton in it) among them, wherever the clone lies (e.g. a nox venv under /check)."""
+def _other_nix(**env: str) -> tuple[list[str], dict[str, str]]:
+    """tools/other-nix.sh (the other Debian release's Nix), fetched if need be: how to
+    launch its programs, and the environment."""
     for tool in ("apt-get", "apt-cache", "dpkg"):
         if shutil.which(tool) is None:
             _missing(f"{tool} (tools/other-nix.sh fetches the other Debian release's Nix)")
-    root = subprocess.run(
-        [str(OTHER_NIX), "--store-root"], capture_output=True, text=True, check=True
-    ).stdout.strip()
     prepared = subprocess.run(
-        [str(OTHER_NIX), "--prepare"], capture_output=True, text=True, timeout=900, check=False
+        [str(OTHER_NIX), "--prepare"],
+        env=dict(os.environ, **env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     if prepared.returncode != 0:
         pytest.fail(f"tools/other-nix.sh --prepare failed:\n{prepared.stderr[-4000:]}")
-    options = {"sandbox-paths": " ".join(_sandbox_paths())}
-    extra = [arg for name, value in options.items() for arg in ("--option", name, value)]
-    return Nix("other", [str(OTHER_NIX)], extra, root)
+    return [str(OTHER_NIX), "--program"], env
 
 
-def _sandbox_paths() -> list[str]:
-    """The host directories a build in other-nix.sh's namespace sees: the system's, and
-    this interpreter's prefixes (venv and base) where they lie outside those."""
-    paths = ["/bin", "/usr", "/lib", "/lib64", "/etc", "/tmp", "/root"]
-    for prefix in {sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix)}:
-        if not any(prefix == p or prefix.startswith(p + "/") for p in paths):
-            paths.append(prefix)
-    return paths
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+@functools.cache
+def modern_nix() -> Nix:
+    """The Nix the tests run with, on /nix/store: the system's where it is new enough,
+    else tools/other-nix.sh's (trixie's on Debian 12) on the system store."""
+    system = shutil.which("nix")
+    if system is None:
+        _missing("nix")
+    minimum = minimum_nix()
+    version = _version_of(["nix"], {})
+    if version >= minimum:
+        return Nix((), _dotted(version))
+    launcher, env = _other_nix(TT_OTHER_NIX_STORE="system")
+    other = _version_of([*launcher, "nix"], env)
+    if other < minimum:
+        pytest.fail(
+            f"no Nix {_dotted(minimum)} or newer: the system's is {_dotted(version)}, "
+            f"tools/other-nix.sh's {_dotted(other)} (set TT_OTHER_NIX_SUITE)"
+        )
+    return Nix(tuple(launcher), _dotted(other), env=tuple(env.items()))
+
+
+def old_nix(store: Path) -> Nix:
+    """A Nix older than the flake's minimum, with a private store at `store`: the
+    system's where it is one (Debian 12's 2.8), else tools/other-nix.sh's (bookworm's on
+    Debian 13, or TT_OTHER_NIX_SUITE's)."""
+    minimum = minimum_nix()
+    if shutil.which("nix") is not None and (version := _version_of(["nix"], {})) < minimum:
+        return Nix((), _dotted(version), config=f"store = {store}\n")
+    launcher, env = _other_nix(TT_OTHER_NIX_STORE="private")
+    version = _version_of([*launcher, "nix"], env)
+    if version >= minimum:
+        pytest.fail(
+            f"tools/other-nix.sh's Nix is {_dotted(version)}, not older than "
+            f"{_dotted(minimum)}: set TT_OTHER_NIX_SUITE=bookworm"
+        )
+    return Nix(tuple(launcher), _dotted(version), env=tuple(env.items()))
+
+
+@pytest.fixture
+def nix() -> Nix:
+    return modern_nix()
 
 
 def _cuda_files() -> tuple[Path, Path, Path]:
@@ -182,7 +229,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(
         REPO,
         dest,
-        ignore=shutil.ignore_patterns(".git", "result*", "__pycache__", ".nox", ".*_cache"),
+        ignore=shutil.ignore_patterns(
+            ".git", "result*", "__pycache__", ".nox", ".venv", ".*_cache"
+        ),
     )
     host = {
         "python": sys.executable,
@@ -236,22 +285,64 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def test_every_nix_file_parses() -> None:
-    instantiate = shutil.which("nix-instantiate")
-    if instantiate is None:
-        _missing("nix-instantiate")
-    files = [p for p in REPO.rglob("*.nix") if ".git" not in p.parts]
+def test_every_nix_file_parses(nix: Nix) -> None:
+    files = [str(p) for p in REPO.rglob("*.nix") if not {".git", ".venv", ".nox"} & set(p.parts)]
     assert len(files) >= 10
-    for f in files:
-        proc = subprocess.run(
-            [instantiate, "--parse", str(f)], capture_output=True, text=True, check=False
-        )
-        assert proc.returncode == 0, f"{f}: {proc.stderr}"
+    nix.run("nix-instantiate", "--parse", *files)
 
 
 def test_unit_tests_of_pure_functions(nix: Nix, repo: Path) -> None:
-    failures = json.loads(nix("eval", "--json", "--file", str(repo / "tests/nix/unit.nix")).stdout)
+    """tests/nix/unit.nix against the stand-in's lib (`checks.<system>.unit` runs it
+    against the flake's nixpkgs' lib): no failure."""
+    unit = repo / "tests/nix/unit.nix"
+    failures = json.loads(
+        nix("eval", "--json", "--impure", "--expr", f"import {unit} {{ }}").stdout
+    )
     assert failures == []
+
+
+def test_unit_check_fails_naming_the_failed_test(nix: Nix, repo: Path, tmp_path: Path) -> None:
+    """`checks.unit` fails, naming the test, when one of tests/nix/unit/'s tests fails
+    (here lock.nix's, made to expect another URL)."""
+    tree = tmp_path / "clone"
+    shutil.copytree(repo, tree, symlinks=True)
+    lock = tree / "tests/nix/unit/lock.nix"
+    lock.write_text(lock.read_text().replace("https://github.com/", "https://example.org/"))
+    top = f"import {tree}/default.nix {{ nixpkgs = {tree}/tests/nix/nixpkgs; }}"
+    done = nix("build", "--no-link", "--impure", "--expr", f"({top}).checks.unit", check=False)
+    assert done.returncode != 0, done.stdout
+    assert "tests/nix/unit.nix:" in done.stderr and "lock.lockedTarball" in done.stderr, (
+        done.stderr[-3000:]
+    )
+
+
+def test_an_older_nix_is_told_the_minimum(repo: Path, tmp_path: Path) -> None:
+    """A Nix older than nixpkgs' minimum (Debian 12's 2.8) evaluates neither the flake nor
+    default.nix: both stop with an error that names the minimum and that Nix."""
+    old = old_nix(tmp_path / "store")
+    minimum = _dotted(minimum_nix())
+    standin = f"{repo}/tests/nix/nixpkgs"
+    attempts = {
+        "flake": old(
+            "eval",
+            f"path:{repo}#packages.x86_64-linux.default.name",
+            *flake_args(repo),
+            check=False,
+        ),
+        "default.nix": old(
+            "eval",
+            "--impure",
+            "--expr",
+            f"(import {repo}/default.nix {{ nixpkgs = {standin}; }}).default.name",
+            check=False,
+        ),
+    }
+    for what, done in attempts.items():
+        assert done.returncode != 0, (what, done.stdout)
+        assert (
+            f"triton-toolchain needs Nix {minimum} or newer" in done.stderr
+            and f"this is Nix {old.version}" in done.stderr
+        ), (what, done.stderr[-3000:])
 
 
 def test_flake_check_builds(nix: Nix, repo: Path) -> None:
@@ -267,16 +358,16 @@ def test_flake_outputs_evaluate(nix: Nix, repo: Path) -> None:
     for system in ("x86_64-linux", "aarch64-linux"):
         assert set(outputs["packages"][system]) == {"default", "manifest", "python"}
         assert set(outputs["apps"][system]) == {"default", "vector-add", "doctor"}
-        assert set(outputs["checks"][system]) == {"shim-tests", "manifest", "formatting"}
+        assert set(outputs["checks"][system]) == {"shim-tests", "manifest", "formatting", "unit"}
         assert "default" in outputs["devShells"][system]
     assert "default" in outputs["overlays"]
 
 
-def validate_manifest(nix: Nix, path: str) -> dict:
+def validate_manifest(path: str) -> dict:
     """docs/manifest.md, schema 2: known keys, absolute existing paths of the right kind;
     the C and C++ compilers are stdenv.cc's `cc` and `c++`, openmp the directory of
     gcc's own omp.h, cuda-home the set's merged toolkit (nvcc, cuda.h, libcudart.so)."""
-    doc = json.loads(nix.real(path).read_text())
+    doc = json.loads(Path(path).read_text())
     assert set(doc) <= {"schema", "generator", "strict", "driver_dirs", "components"}
     assert (
         doc["schema"] == 2 and isinstance(doc["strict"], bool) and isinstance(doc["generator"], str)
@@ -291,23 +382,23 @@ def validate_manifest(nix: Nix, path: str) -> dict:
         assert set(component) <= {"path", "version"}, name
         p = component["path"]
         assert p.startswith("/nix/store/"), (name, p)
-        real = nix.real(p)
+        real = Path(p)
         assert real.is_file() if name in files else real.is_dir(), (name, p)
         if name in files - {"libdevice"}:
             assert os.access(real, os.X_OK), (name, p)
         if name in {"ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm", "cuda-home"}:
             assert component["version"] == "12.9", name
-    assert (nix.real(c["cuda-headers"]["path"]) / "cuda.h").is_file()
-    assert (nix.real(c["libcuda-link"]["path"]) / "libcuda.so.1").exists()
-    assert_host_compilers(nix, c)
-    home = nix.real(c["cuda-home"]["path"])
+    assert (Path(c["cuda-headers"]["path"]) / "cuda.h").is_file()
+    assert (Path(c["libcuda-link"]["path"]) / "libcuda.so.1").exists()
+    assert_host_compilers(c)
+    home = Path(c["cuda-home"]["path"])
     assert "-cuda-merged-12.9" in c["cuda-home"]["path"]
     for inside in ("bin/nvcc", "include/cuda.h", "lib/libcudart.so"):
         assert (home / inside).exists(), inside
     return doc
 
 
-def assert_host_compilers(nix: Nix, c: dict) -> None:
+def assert_host_compilers(c: dict) -> None:
     """`cc` and `cxx` are the same wrapper's `cc` and `c++`; openmp is its gcc's own
     include directory (lib/gcc/<triple>/<version>/include), holding omp.h."""
     wrapper = c["cc"]["path"].removesuffix("/bin/cc")
@@ -316,12 +407,12 @@ def assert_host_compilers(nix: Nix, c: dict) -> None:
         r"/nix/store/[^/]+-gcc-[^/]+/lib/gcc/x86_64-unknown-linux-gnu/[^/]+/include",
         c["openmp"]["path"],
     ), c["openmp"]
-    assert (nix.real(c["openmp"]["path"]) / "omp.h").is_file()
+    assert (Path(c["openmp"]["path"]) / "omp.h").is_file()
 
 
 def test_manifest_is_built_and_valid(nix: Nix, repo: Path) -> None:
     out = build(nix, f"path:{repo}#manifest", *flake_args(repo))
-    validate_manifest(nix, out)
+    validate_manifest(out)
 
 
 def wrapped_expr(repo: Path, program: str) -> str:
@@ -336,7 +427,7 @@ def test_wrapper_exports_toolchain_and_user_settings_win(nix: Nix, repo: Path) -
     torch's (CXX, CUDA_HOME), where the user has not set it; CUDA_HOME not where the
     user set CUDA_PATH, which torch reads in its place."""
     out = build(nix, "--impure", "--expr", wrapped_expr(repo, "/usr/bin/env"))
-    wrapper = str(nix.real(out) / "bin/env")
+    wrapper = str(Path(out) / "bin/env")
     env = {
         k: v
         for k, v in os.environ.items()
@@ -349,7 +440,7 @@ def test_wrapper_exports_toolchain_and_user_settings_win(nix: Nix, repo: Path) -
 
     seen = seen_with(TRITON_PTXAS_PATH="/mine/ptxas")
     assert seen["TRITON_PTXAS_PATH"] == "/mine/ptxas"
-    manifest = validate_manifest(nix, seen["TRITON_TOOLCHAIN_MANIFEST"])
+    manifest = validate_manifest(seen["TRITON_TOOLCHAIN_MANIFEST"])
     c = manifest["components"]
     assert seen["TRITON_PTXAS_BLACKWELL_PATH"] == c["ptxas-blackwell"]["path"]
     assert seen["TRITON_CUOBJDUMP_PATH"] == c["cuobjdump"]["path"]
@@ -421,26 +512,26 @@ def test_packages_and_checks_are_built(nix: Nix, repo: Path) -> None:
     out = build_all(
         nix, repo, "default", "python", f"checks.{system}.manifest", f"checks.{system}.shim-tests"
     )
-    site = nix.real(out["default"]) / SITE
+    site = Path(out["default"]) / SITE
     assert (site / "triton_toolchain/__init__.py").is_file()
     pth = (site / "triton_toolchain.pth").read_text()
     assert pth == (repo / "python/src/triton_toolchain.pth").read_text()
-    validate_manifest(nix, f"{out['default']}/{SITE}/triton_toolchain/manifest.json")
+    validate_manifest(f"{out['default']}/{SITE}/triton_toolchain/manifest.json")
 
-    report = nix.real(out[f"checks.{system}.manifest"]).read_text().splitlines()
+    report = Path(out[f"checks.{system}.manifest"]).read_text().splitlines()
     verdicts = {line.split()[1]: line.split()[0] for line in report[:-1]}
     assert verdicts == dict.fromkeys(MANIFEST_COMPONENTS, "ok"), report
     assert report[-1] == "schema 2, strict=false, driver_dirs: /run/opengl-driver/lib"
-    assert nix.real(out[f"checks.{system}.shim-tests"]).exists()
+    assert Path(out[f"checks.{system}.shim-tests"]).exists()
 
-    wrapper = nix.real(out["python"]) / "bin/python3"
+    wrapper = Path(out["python"]) / "bin/python3"
     assert "TRITON_TOOLCHAIN_MANIFEST" in wrapper.read_text()
 
 
 def test_built_shim_checks_and_reports_the_manifest_it_carries(repo: Path, tmp_path: Path) -> None:
     """No wrapper: the Nix-built shim finds the manifest inside its package, and doctor
     gives every component from it, with the manifest as its source."""
-    nix = system_nix()
+    nix = modern_nix()
     site = Path(build_all(nix, repo, "default")["default"]) / SITE
     manifest = site / "triton_toolchain/manifest.json"
     env = clean_env(tmp_path, PYTHONPATH=str(site))
@@ -471,7 +562,7 @@ def test_flake_python_activates_the_shim_when_triton_is_imported(
 ) -> None:
     """packages.python finds Triton through PYTHONPATH (no site directory, so no .pth
     hook): the overlay's code at the end of triton/__init__.py activates the shim."""
-    nix = system_nix()
+    nix = modern_nix()
     python = Path(build_all(nix, repo, "python")["python"]) / "bin/python3"
     script = (
         "import json, triton, triton_toolchain\n"
@@ -567,6 +658,38 @@ def test_stand_in_refuses_what_nixpkgs_refuses(nix: Nix, repo: Path) -> None:
     assert got["passesCuda"] is False
 
 
+def test_flake_package_set_takes_licences_as_nixpkgs_does(nix: Nix, repo: Path) -> None:
+    """The flake's package set (nix/config.nix) accepts a package whose licence
+    expression holds with free licences and CUDA's EULA (and, for Triton, the wheel's
+    unfreeRedistributable), read as nixpkgs reads it (check-meta.nix's isUnfree,
+    lib.licenses.isFree): `AND [ unfree mit ]` is refused, as a list holding it is;
+    `OR [ unfree mit ]` and `AND [ nvidiaCudaRedist mit ]` are accepted."""
+    top = f"import {repo}/default.nix {{ nixpkgs = {repo}/tests/nix/nixpkgs; }}"
+    cases = {
+        "unfree": ("x", "l.unfree", False),
+        "andUnfreeMit": ("x", "l.AND [ l.unfree l.mit ]", False),
+        "orUnfreeMit": ("x", "l.OR [ l.unfree l.mit ]", True),
+        "andCudaMit": ("x", "l.AND [ l.nvidiaCudaRedist l.mit ]", True),
+        "listHoldingAnd": ("x", "[ l.mit (l.AND [ l.nvidiaCuda l.unfree ]) ]", False),
+        "cudaWithUnfree": ("x", "l.WITH l.nvidiaCuda l.unfree", False),
+        "cudaPlus": ("x", "l.PLUS l.nvidiaCudaRedist", True),
+        "tritonWheel": ("triton", "l.AND [ l.unfreeRedistributable l.mit ]", True),
+        "otherWheel": ("x", "l.AND [ l.unfreeRedistributable l.mit ]", False),
+    }
+    bindings = " ".join(
+        f'{name} = accepts "{pname}" ({licence});' for name, (pname, licence, _) in cases.items()
+    )
+    got = eval_json(
+        nix,
+        f"let pkgs = ({top}).pkgs; l = pkgs.lib.licenses; "
+        "accepts = pname: license: (builtins.tryEval (pkgs.stdenv.mkDerivation { "
+        'inherit pname; version = "1"; buildCommand = "touch $out"; '
+        "meta.license = license; }).drvPath).success; "
+        f"in {{ {bindings} }}",
+    )
+    assert got == {name: verdict for name, (_, _, verdict) in cases.items()}
+
+
 def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Path) -> None:
     """Without config.cudaSupport (unfree allowed, so only `broken` stands in the way):
     triton, triton-no-cuda and CPU torch are the very derivations they are without the
@@ -585,9 +708,9 @@ def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Pat
         "--expr",
         f"({standin(repo, config, overlay=True)}).python3.pkgs.triton-toolchain.manifest",
     )
-    doc = json.loads(nix.real(out).read_text())
+    doc = json.loads(Path(out).read_text())
     assert set(doc["components"]) == {"cc", "cxx", "openmp", "python-headers"}, doc
-    assert_host_compilers(nix, doc["components"])
+    assert_host_compilers(doc["components"])
     assert doc["driver_dirs"] == ["/run/opengl-driver/lib"]
 
 
@@ -600,7 +723,7 @@ def _shim_manifest(nix: Nix, pkgs: str, triton: str) -> dict:
         "triton.propagatedBuildInputs; "
         "in (builtins.head shims).manifest"
     )
-    return json.loads(nix.real(build(nix, "--impure", "--expr", expr)).read_text())
+    return json.loads(Path(build(nix, "--impure", "--expr", expr)).read_text())
 
 
 def test_manifest_follows_the_cuda_packages_triton_is_built_with(nix: Nix, repo: Path) -> None:
@@ -631,7 +754,7 @@ def test_triton_bin_is_accepted_built_and_carries_the_shim(nix: Nix, repo: Path)
     """The flake's own package set accepts triton-bin's licence (the wheel bundles NVIDIA's
     ptxas): it builds, from the wheel, with the shim propagated and activated."""
     out = build_all(nix, repo, "legacyPackages.x86_64-linux.python3.pkgs.triton-bin")
-    real = nix.real(next(iter(out.values())))
+    real = Path(next(iter(out.values())))
     init = (real / SITE / "triton/__init__.py").read_text()
     assert "stand-in for the PyPI wheel" in init
     assert "_triton_toolchain_after_import()" in init
@@ -639,16 +762,14 @@ def test_triton_bin_is_accepted_built_and_carries_the_shim(nix: Nix, repo: Path)
     propagated = (real / "nix-support/propagated-build-inputs").read_text().split()
     shims = [p for p in propagated if p.endswith("-triton-toolchain-0.1.0")]
     assert len(shims) == 1, propagated
-    manifest = json.loads(
-        (nix.real(shims[0]) / SITE / "triton_toolchain/manifest.json").read_text()
-    )
+    manifest = json.loads((Path(shims[0]) / SITE / "triton_toolchain/manifest.json").read_text())
     assert manifest["components"]["ptxas"]["version"] == "12.9"
 
 
 def _input_sources(nix: Nix, drv: str) -> set[str]:
     """Every source path (not derivation output) that `drv` and its dependencies copy
     into the store."""
-    shown = json.loads(nix("show-derivation", "--recursive", drv).stdout)
+    shown = json.loads(nix("derivation", "show", "--recursive", drv).stdout)
     return {src for d in shown.values() for src in d["inputSrcs"]}
 
 
@@ -675,7 +796,7 @@ def test_only_tracked_sources_go_into_the_store(nix: Nix, repo: Path, tmp_path: 
     sources = set().union(*(_input_sources(nix, d) for d in drvs))
     copied = []
     for src in sources:
-        real = nix.real(src)
+        real = Path(src)
         copied += [real] if real.is_file() else list(real.rglob("*"))
     names = {p.name for p in copied}
     assert not names & {".nox", "__pycache__", "big.py"}, sorted(names)
@@ -706,7 +827,7 @@ def test_nixpkgs_triton_and_the_shim_agree_or_the_shim_wins(repo: Path, tmp_path
     and the NixOS-only rpath). Run once with TRITON_TOOLCHAIN=off (nixpkgs' Triton as
     it is) and once with the shim, on a machine whose driver is a stand-in on
     LD_LIBRARY_PATH."""
-    nix = system_nix()
+    nix = modern_nix()
     top = f"import {repo}/default.nix {{ nixpkgs = {repo}/tests/nix/nixpkgs; }}"
     python = Path(
         build(nix, "--impure", "--expr", f"(({top}).pkgs.python3.withPackages (ps: [ ps.triton ]))")
@@ -857,7 +978,7 @@ def wrapped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Wrapped:
     for module in ("pip", "hatchling"):
         if importlib.util.find_spec(module) is None:
             _missing(f"{module} in the Python running the tests")
-    nix = system_nix()
+    nix = modern_nix()
     base = tmp_path_factory.mktemp("e2e")
 
     venv = base / "venv"
@@ -903,7 +1024,7 @@ def wrapped(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Wrapped:
     python = Path(out) / "bin/python"
     manifest_file = re.search(r"TRITON_TOOLCHAIN_MANIFEST='([^']+)'", python.read_text())
     assert manifest_file, python.read_text()
-    manifest = validate_manifest(nix, manifest_file.group(1))
+    manifest = validate_manifest(manifest_file.group(1))
 
     import driver_standin
 

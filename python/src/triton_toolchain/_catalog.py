@@ -371,7 +371,9 @@ class Machine:
     its ELF ``e_machine`` (pyelftools' name) and class, the flags ``ld.so`` accepts in
     the linker cache, Debian's multiarch directory, the ``targets/<dir>`` of CUDA
     toolkits (most likely first: ``sbsa-linux`` is server ARM, ``aarch64-linux``
-    Jetson), and the first components of target triples that build for it."""
+    Jetson), the first components of target triples that build for it, and the
+    directories where NVIDIA's own packages for it put the driver outside the loader's
+    default path (found even where no ``ld.so.conf.d`` entry names them)."""
 
     elf_machine: str
     elf_class: int
@@ -379,6 +381,7 @@ class Machine:
     multiarch: str
     cuda_targets: tuple[str, ...]
     triples: tuple[str, ...]
+    driver_dirs: tuple[str, ...] = ()
 
 
 MACHINES: dict[str, Machine] = {
@@ -405,6 +408,16 @@ MACHINES: dict[str, Machine] = {
         multiarch="aarch64-linux-gnu",
         cuda_targets=("sbsa-linux", "aarch64-linux"),
         triples=("aarch64", "arm64"),
+        # Jetson: L4T r36 and later (JetPack 6 on Orin, JetPack 7 on Thor) install
+        # libcuda.so.1 -> libcuda.so.1.1 in .../nvidia (apptainer/apptainer#3646); L4T r32
+        # to r35 (JetPack 4 and 5) in .../tegra (blakeblackshear/frigate#6458); JetPack
+        # 7.2 (L4T r39, Thor) containers get it in /opt/nvidia/l4t-gpu-libs/openrm through
+        # CDI (NVIDIA-AI-Blueprints/video-search-and-summarization#1478).
+        driver_dirs=(
+            "/usr/lib/aarch64-linux-gnu/nvidia",
+            "/usr/lib/aarch64-linux-gnu/tegra",
+            "/opt/nvidia/l4t-gpu-libs/openrm",
+        ),
     ),
     "ppc64le": Machine(
         elf_machine="EM_PPC64",

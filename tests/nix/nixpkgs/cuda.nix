@@ -64,7 +64,8 @@ let
       );
       # Every output but the static one (cudatoolkit.nix's getAllOutputs).
       allOutputsButStatic =
-        p: builtins.concatMap (o: lib.optionals (o != "static") [ p.${o} ]) (p.outputs or [ "out" ]);
+        p:
+        builtins.concatMap (o: lib.optionals (o != "static") [ p.${o} ]) (p.outputs or [ "out" ]);
       crtHeaders = ''
         mkdir -p "$out/include/crt"
         echo '/* stand-in */' > "$out/include/crt/host_config.h"

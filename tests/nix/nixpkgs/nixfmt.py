@@ -1,24 +1,41 @@
-"""Stand-in for nixfmt (tests only): `nixfmt --check FILE...` checks the layout rules of
-the standard Nix format (RFC 166) that hand-written Nix most often breaks, on the code
-with its strings and comments taken out, and exits 1 naming what breaks them:
+"""Stand-in for nixfmt (tests only): `nixfmt --check FILE...` checks rules of the standard
+Nix format (RFC 166) as nixfmt 1.x applies them, on the code with its strings and
+comments masked (their text is never reformatted), and exits 1 naming what breaks them:
 
+- width: no line of code is longer than 100 columns (nixfmt's default `--width`),
+  unless what makes it long cannot be broken: a comment, or a string that stands
+  alone, is bound (`name = "…";`) or is the one argument of a function (`throw "…"`);
 - an attribute set with more than one binding is never on one line
   (`{ a = 1; b = 2; }`);
 - a list with more than one element is never on one line (`[ a b ]`);
-- a function's attribute-set pattern with more than one attribute is never on one line
-  (`{ lib, stdenv }:`);
-- two-space indentation (no tabs), no trailing white space, a final newline.
+- a function's attribute-set pattern is on one line only when it has one attribute
+  without a default, with or without `...` (`{ lib }:`, `{ lib, ... }:`, `{ ... }:`);
+  otherwise each attribute has its line (`{ lib, stdenv }:`, `{ pkgs ? null }:`);
+- two-space indentation (no tabs) and no trailing white space outside strings, a final
+  newline.
 
-It does not decide what the real nixfmt decides by width (where a long line breaks), nor
-how it absorbs a last argument; and it does not reformat. The real nixfmt is a Haskell
-program in no Debian release's archive (nor on PyPI), and nixpkgs, which builds it, is
-not reachable from the test machines.
+It does not decide where nixfmt breaks a long line, nor how it absorbs a last argument,
+and it does not reformat. The real nixfmt is a Haskell program in no Debian release's
+archive (nor on PyPI), and nixpkgs, which builds it, is not reachable from the test
+machines.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
+
+WIDTH = 100
+# What a string's characters (newlines excepted) become in the masked text: a character
+# that Nix code cannot contain outside strings and comments.
+STRING = "`"
+# A long line nixfmt leaves long: a string alone, bound to a name, or the one argument
+# of a function, with what closes the line after it.
+_ATTR = rf"(?:[A-Za-z_][\w'-]*|{STRING}+)"
+_UNBREAKABLE = re.compile(
+    rf"(?:{_ATTR}(?:\.{_ATTR})*\s*=\s*|[A-Za-z_][\w'.-]*\s+)?{STRING}+\s*[;,)\]}}]*"
+)
 
 
 class _Scanner:
@@ -61,39 +78,41 @@ class _Scanner:
         return i
 
 
-def code_lines(text: str) -> list[str]:
-    """The file's lines with comments removed and every string (its interpolations
-    included) replaced by `S`, so that brackets and semicolons are the code's."""
+def masked(text: str) -> str:
+    """The file with every string (its interpolations included) masked by STRING and
+    every comment by spaces, newlines kept: each character keeps its line and column,
+    and brackets, semicolons and commas are the code's."""
     scan = _Scanner(text)
     out: list[str] = []
-    line: list[str] = []
     i, n = 0, len(text)
+
+    def mask(start: int, end: int, by: str) -> None:
+        out.append("".join("\n" if c == "\n" else by for c in text[start:end]))
+
     while i < n:
         c = text[i]
-        if c == "\n":
-            out.append("".join(line))
-            line = []
-            i += 1
-        elif c == "#":
-            i = text.find("\n", i) if "\n" in text[i:] else n
+        if c == "#":
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            mask(i, end, " ")
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             end = n if end < 0 else end + 2
-            out.extend([""] * text.count("\n", i, end))
-            i = end
+            mask(i, end, " ")
         elif c == '"' or text.startswith("''", i):
             indented = c != '"'
-            start, i = i, scan.string_end(i + (2 if indented else 1), indented=indented)
-            line.append("S")
-            if newlines := text.count("\n", start, i):
-                out.append("".join(line))
-                out.extend([""] * (newlines - 1))
-                line = []
+            end = scan.string_end(i + (2 if indented else 1), indented=indented)
+            mask(i, end, STRING)
         else:
-            line.append(c)
-            i += 1
-    out.append("".join(line))
-    return out
+            out.append(c)
+            end = i + 1
+        i = end
+    return "".join(out)
+
+
+def code_lines(text: str) -> list[str]:
+    """The file's lines, masked (see `masked`)."""
+    return masked(text).split("\n")
 
 
 def _groups(line: str) -> list[tuple[str, str, str]]:
@@ -127,25 +146,42 @@ def _top_level(inside: str) -> str:
     return "".join(out)
 
 
+def _one_line_pattern(formals: str) -> bool:
+    """Whether nixfmt keeps a function's set pattern with these formals on one line: one
+    attribute without a default, with or without `...` (nixfmt's `Parameter` layout)."""
+    named = [f.strip() for f in formals.split(",") if f.strip() not in ("", "...")]
+    return len(named) <= 1 and not any("?" in f for f in named)
+
+
+def _width_problem(raw: str, code: str) -> bool:
+    """A line longer than WIDTH whose code (comments masked out) reaches past WIDTH and
+    is not one nixfmt leaves long."""
+    if len(raw) <= WIDTH or len(code.rstrip()) <= WIDTH:
+        return False
+    return _UNBREAKABLE.fullmatch(code.strip()) is None
+
+
 def layout_problems(text: str) -> list[str]:
     problems = []
-    raw = text.split("\n")
     if not text.endswith("\n"):
         problems.append("no final newline")
-    for number, line in enumerate(raw, 1):
-        if "\t" in line:
+    for number, (raw, code) in enumerate(zip(text.split("\n"), code_lines(text), strict=True), 1):
+        outside = [r for r, c in zip(raw, code, strict=True) if c != STRING]
+        if "\t" in outside:
             problems.append(f"{number}: tab")
-        if line != line.rstrip():
+        if code != code.rstrip() and raw != raw.rstrip():
             problems.append(f"{number}: trailing white space")
-    for number, line in enumerate(code_lines(text), 1):
-        for opener, inside, after in _groups(line):
+        if _width_problem(raw, code):
+            problems.append(f"{number}: {len(raw)} columns, more than {WIDTH}")
+        for opener, inside, after in _groups(code):
             top = _top_level(inside)
-            if opener == "{" and top.count(";") > 1:
+            if opener == "{" and after.lstrip()[:1] in (":", "@"):
+                if not _one_line_pattern(top):
+                    problems.append(f"{number}: function pattern on one line")
+            elif opener == "{" and top.count(";") > 1:
                 problems.append(
                     f"{number}: attribute set with {top.count(';')} bindings on one line"
                 )
-            if opener == "{" and "," in top and after.lstrip()[:1] in (":", "@"):
-                problems.append(f"{number}: function pattern with several attributes on one line")
             if opener == "[" and len(top.split()) > 1:
                 problems.append(f"{number}: list with {len(top.split())} elements on one line")
     return problems

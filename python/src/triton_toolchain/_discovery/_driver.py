@@ -36,8 +36,9 @@ Search order (discovery of ``libcuda``, ``DRIVER_STEPS``):
 5. the linker cache ``/etc/ld.so.cache``, read directly;
 6. ``/etc/ld.so.conf`` and its ``include`` files;
 7. container directories ``/usr/local/nvidia/lib64``, ``/usr/local/nvidia/lib``;
-8. ``/usr/lib/<multiarch>``, ``/lib/<multiarch>``, ``/usr/lib64``, ``/usr/lib``,
-   ``/lib64``, ``/lib``.
+8. ``/usr/lib/<multiarch>``, ``/lib/<multiarch>``, then the machine's own driver
+   directories (``Machine.driver_dirs``: Jetson's ``.../nvidia`` and ``.../tegra``),
+   then ``/usr/lib64``, ``/usr/lib``, ``/lib64``, ``/lib``.
 
 Search order (``libcuda-link``): the chosen driver's directory; else the link stubs of
 the toolkit layouts (``_layouts``, area ``stubs``): pip wheels, ``$CONDA_PREFIX``,
@@ -335,10 +336,11 @@ def container_dirs(host: Host, ctx: Context) -> Iterator[Candidate]:
 
 
 def system_dirs(host: Host, ctx: Context) -> Iterator[Candidate]:
-    """The multiarch directories of ``host.machine``, then ``/usr/lib64``, ``/usr/lib``,
-    ``/lib64``, ``/lib``."""
+    """The multiarch directories of ``host.machine`` and its driver directories (Jetson's),
+    then ``/usr/lib64``, ``/usr/lib``, ``/lib64``, ``/lib``."""
     facts = MACHINES.get(host.machine)
     dirs = [f"/usr/lib/{facts.multiarch}", f"/lib/{facts.multiarch}"] if facts else []
+    dirs += facts.driver_dirs if facts else ()
     for directory in (*dirs, *SYSTEM_DIRS):
         yield discovered("system", host.at(directory) / DRIVER_FILE)
 

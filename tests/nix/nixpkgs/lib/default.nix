@@ -79,7 +79,10 @@ let
       let
         s = toString arg;
       in
-      if match "[[:alnum:],._+:@%/-]+" s == null then "'${replaceStrings [ "'" ] [ "'\\''" ] s}'" else s;
+      if match "[[:alnum:],._+:@%/-]+" s == null then
+        "'${replaceStrings [ "'" ] [ "'\\''" ] s}'"
+      else
+        s;
     escapeShellArgs = args: builtins.concatStringsSep " " (map escapeShellArg args);
 
     versionAtLeast = a: b: compareVersions a b >= 0;
@@ -124,7 +127,8 @@ let
       condition: passthru: drv:
       let
         outputs = drv.outputs or [ "out" ];
-        commonAttrs = drv // listToAttrs outputsList // { all = map (x: x.value) outputsList; } // passthru;
+        commonAttrs =
+          drv // listToAttrs outputsList // { all = map (x: x.value) outputsList; } // passthru;
         outputsList = map (outputName: {
           name = outputName;
           value = commonAttrs // {
@@ -147,7 +151,11 @@ let
       __functionArgs = args;
     };
     functionArgs =
-      f: if f ? __functor then f.__functionArgs or (functionArgs (f.__functor f)) else builtins.functionArgs f;
+      f:
+      if f ? __functor then
+        f.__functionArgs or (functionArgs (f.__functor f))
+      else
+        builtins.functionArgs f;
     mirrorFunctionArgs =
       f:
       let
@@ -168,7 +176,8 @@ let
         origArgs:
         let
           result = f origArgs;
-          overrideWith = newArgs: origArgs // (if isFunction newArgs then newArgs origArgs else newArgs);
+          overrideWith =
+            newArgs: origArgs // (if isFunction newArgs then newArgs origArgs else newArgs);
           overrideArgs = mirrorArgs (newArgs: makeOverridable f (overrideWith newArgs));
           overrideResult = g: makeOverridable (mirrorArgs (args: g (f args))) origArgs;
         in
@@ -192,35 +201,7 @@ let
 
     fileset = import ./fileset.nix { inherit lib; };
 
-    # lib/licenses.nix: each licence's shortName is its attribute name unless given.
-    licenses = mapAttrs (name: l: { shortName = name; } // l) {
-      mit = {
-        fullName = "MIT License";
-        free = true;
-      };
-      unfreeRedistributable = {
-        fullName = "Unfree redistributable";
-        free = false;
-        redistributable = true;
-      };
-      nvidiaCuda = {
-        shortName = "CUDA EULA";
-        fullName = "CUDA Toolkit End User License Agreement (EULA)";
-        free = false;
-      };
-      nvidiaCudaRedist = {
-        shortName = "CUDA EULA";
-        fullName = "CUDA Toolkit End User License Agreement (EULA)";
-        free = false;
-        redistributable = true;
-      };
-      # Another unfree licence, to show the flake's predicate refuses it.
-      cudnnStandIn = {
-        shortName = "cuDNN EULA";
-        fullName = "cuDNN Supplement to Software License Agreement";
-        free = false;
-      };
-    };
+    licenses = import ./licenses.nix { inherit lib; };
   };
 in
 lib

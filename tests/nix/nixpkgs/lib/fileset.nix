@@ -56,19 +56,8 @@ let
       )
     );
 
-  # nixpkgs asks builtins.readFileType, which Nix 2.8 lacks: the parent directory is
-  # read instead, except for a top-level store path (a flake's own source), whose
-  # parent, the store (or a private store's real location, .../nix/store), pure
-  # evaluation may not list: those are directories.
-  isDirectory =
-    path:
-    let
-      parent = dirOf (toString path);
-    in
-    if parent == builtins.storeDir || lib.hasSuffix builtins.storeDir parent then
-      true
-    else
-      (readDir (dirOf path)).${baseNameOf path} == "directory";
+  # lib/filesystem.nix's pathType is builtins.readFileType (Nix 2.14).
+  isDirectory = path: builtins.readFileType path == "directory";
 
   coerce =
     context: value:
@@ -135,7 +124,8 @@ in
       builtins.path {
         name = "source";
         path = root;
-        filter = path: type: if type == "directory" then directories ? ${path} else set._files ? ${path};
+        filter =
+          path: type: if type == "directory" then directories ? ${path} else set._files ? ${path};
       };
 
   /**

@@ -60,6 +60,8 @@ let
     inherit (pkgs) stdenv;
   };
   scope = self: base self // { callPackage = lib.callPackageWith (pkgs // self); };
-  pythonPackages = lib.fix (lib.extends (lib.composeManyExtensions pkgs.pythonPackagesExtensions) scope);
+  pythonPackages = lib.fix (
+    lib.extends (lib.composeManyExtensions pkgs.pythonPackagesExtensions) scope
+  );
 in
 python

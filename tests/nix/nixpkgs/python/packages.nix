@@ -28,7 +28,11 @@ let
     let
       modules = builtins.filter hasPythonModule drvs;
     in
-    lib.unique ([ python ] ++ modules ++ builtins.concatLists (builtins.catAttrs "requiredPythonModules" modules));
+    lib.unique (
+      [ python ]
+      ++ modules
+      ++ builtins.concatLists (builtins.catAttrs "requiredPythonModules" modules)
+    );
   toPythonModule =
     drv:
     drv.overrideAttrs (old: {
@@ -63,7 +67,8 @@ let
           outputs = (attrs.outputs or [ "out" ]) ++ [ "dist" ];
           propagatedBuildInputs =
             (attrs.propagatedBuildInputs or [ ]) ++ finalAttrs.passthru.dependencies ++ [ python ];
-          nativeBuildInputs = [ python ] ++ attrs.nativeBuildInputs or [ ] ++ finalAttrs.passthru.build-system;
+          nativeBuildInputs =
+            [ python ] ++ attrs.nativeBuildInputs or [ ] ++ finalAttrs.passthru.build-system;
           installPhase =
             attrs.installPhase or {
               # pypaBuildHook (the wheel into dist/), then pypaInstallHook.
