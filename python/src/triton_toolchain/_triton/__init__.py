@@ -3,7 +3,8 @@ and the lookups every release has, guarded.
 
 This module is on the activation fast path; its submodules load when needed: ``_legacy``
 (environment and module globals on 3.0-3.3), ``_guards`` (the errors Triton's ptxas and
-driver lookups raise instead of guessing), ``_build`` (the launcher build).
+driver lookups raise instead of guessing), ``_fit`` (the ptxas for the target, asked of
+the binary, at compile time), ``_build`` (the launcher build).
 
 How Triton is told, by release (read from each release's ``knobs.py``,
 ``runtime/build.py`` and ``backends/nvidia/{compiler,driver}.py``):
@@ -20,7 +21,11 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   version from, and runs) is wrapped, with the signature it has: it raises the shim's error for a
   wrong explicit setting of a compile-time component, for a ptxas that cannot assemble
   the target or that this Triton cannot use, and for Triton's silent fall-back to a
-  ptxas a strict manifest does not give (``_guards``). Without a driver,
+  ptxas a strict manifest does not give (``_guards``); then the binary itself is asked
+  whether it fits the target and the driver (``_fit``: a discovered one that does not
+  gives way to one that does, the user's is an error). Triton 3.0-3.2 have no
+  ``get_ptxas``: their ``_path_to_binary("ptxas")`` is guarded the same way. Without a
+  driver,
   ``driver.libcuda_dirs`` explains instead of running ``/sbin/ldconfig`` and
   ``driver._cuda_driver_is_active`` answers no instead of loading ``libcuda.so.1`` by
   bare name (from an empty ``LD_LIBRARY_PATH`` entry: the current directory).
