@@ -70,7 +70,8 @@ def fetch(project: str, version: str, root: Path) -> Path:
         with zipfile.ZipFile(wheel) as zf:
             member = next(n for n in zf.namelist() if n.endswith("/bin/ptxas"))
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name("ptxas.partial")
+            # One partial file per process: two sessions may fetch at once.
+            partial = target.with_name(f".ptxas.{os.getpid()}.partial")
             partial.write_bytes(zf.read(member))
             partial.chmod(0o755)
             partial.replace(target)
