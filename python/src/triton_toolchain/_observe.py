@@ -148,7 +148,7 @@ def encode(records: list[dict[str, Any]]) -> bytes:
 
 def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping[str, str]) -> bool:
     """Keep ``result`` with its facts (the newest first, at most ``MAX_RECORDS``; a
-    record of the same key and facts is replaced)."""
+    record of the same key and facts is replaced, one that cannot be read is dropped)."""
     if facts.unstable:
         return False
     observed = facts.to_list()
@@ -157,7 +157,9 @@ def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping
     except ValueError:
         return False
     kept = [
-        [k, raw] for k, raw in stored(environ) if k != key or (body(raw) or ([],))[0] != observed
+        [k, raw]
+        for k, raw in stored(environ)
+        if (content := body(raw)) is not None and (k != key or content[0] != observed)
     ]
     data = RECORD_HEADER + marshal.dumps([entry, *kept][:MAX_RECORDS], MARSHAL_VERSION)
     return write_private(cache_dir(environ), RECORD_FILE, data)
