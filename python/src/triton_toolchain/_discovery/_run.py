@@ -10,6 +10,13 @@ Guarantees:
   holding its output is taken at its answer (the child is killed).
 - Every outcome, answer or failure, is remembered for the file's version
   (``_answers``): a tool that hangs costs its timeout once, not in every process.
+- SIGTERM or SIGINT while a tool runs (in the main thread, where Python handles
+  signals) ends the tool's whole process group first; then the signal is delivered
+  again to this process with the handler it had before, which does what it would have
+  done: the default SIGTERM ends the process (status 128+15), the default SIGINT raises
+  ``KeyboardInterrupt`` (the command line exits 130 without a traceback), a program's
+  own handler runs (and the tool's run is then a failure, not remembered). The tool
+  is ended within a fifth of a second of the signal.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from . import _answers, _fs
 
@@ -28,9 +37,44 @@ OUTPUT_LIMIT = 1 << 16
 DRAIN_S = 0.2  # how long output is still read after the tool itself exited
 
 
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+INTERRUPTED = "was interrupted by"
+
+
+class _Signals:
+    """Within: SIGTERM and SIGINT are noted, not acted on (where this thread may handle
+    signals and the signal is not ignored), so that the run can end its tool first;
+    on leaving: the handlers as they were, and a noted signal delivered again to them
+    (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def _note(self, signo: int, frame: object) -> None:
+        if self.received is None:
+            self.received = signo
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for signo in ENDING_SIGNALS:
+                handler = signal.getsignal(signo)
+                if handler is not signal.SIG_IGN and handler is not None:
+                    self.previous[signo] = signal.signal(signo, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signo, handler in self.previous.items():
+            signal.signal(signo, handler)
+        if self.received is not None:
+            signal.raise_signal(self.received)
 
 
 def collect(
@@ -44,6 +88,18 @@ def collect(
     ``(exit status or None, output, problem or None)``."""
     timeout = TIMEOUT_S if timeout is None else timeout
     limit = OUTPUT_LIMIT if limit is None else limit
+    with _Signals() as signals:
+        result = _collect(argv, env, timeout, limit, signals)
+    return result
+
+
+def _collect(
+    argv: list[str],
+    env: Mapping[str, str] | None,
+    timeout: float,
+    limit: int,
+    signals: _Signals,
+) -> tuple[int | None, bytes, str | None]:
     import selectors
     import subprocess
 
@@ -70,6 +126,9 @@ def collect(
         with selectors.DefaultSelector() as selector:
             selector.register(stream, selectors.EVENT_READ)
             while True:
+                if signals.received is not None:
+                    problem = f"{INTERRUPTED} {signal.Signals(signals.received).name}"
+                    break
                 now = time.monotonic()
                 if exited_at is None and proc.poll() is not None:
                     exited_at = now
@@ -86,12 +145,13 @@ def collect(
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    if proc.poll() is None:
-                        try:
-                            proc.wait(max(0.0, deadline - time.monotonic()))
-                        except subprocess.TimeoutExpired:
+                    while proc.poll() is None and signals.received is None:
+                        if time.monotonic() >= deadline:
                             problem = f"did not answer within {timeout:g} s"
-                    break
+                            break
+                        time.sleep(0.02)
+                    if signals.received is None:
+                        break
                 output += chunk
                 if len(output) > limit:
                     problem = f"printed more than {limit} bytes"
@@ -136,5 +196,6 @@ def ask(
         problem = f"exited with {status}: {tail[0][:200]}"
     if problem is not None:
         problem = f"{command} {problem}"
-    _answers.remember(answers, path, question, problem is None, problem or text)
+    if problem is None or INTERRUPTED not in problem:
+        _answers.remember(answers, path, question, problem is None, problem or text)
     return (text, None) if problem is None else (None, problem)
