@@ -91,6 +91,11 @@ def test_a_special_manifest_is_named_at_once(tmp_path: Path, kind: str, command:
     assert f"error: {path}: " in done.stderr
     assert words in done.stderr, done.stderr
     assert done.seconds < 10
+    if command == "doctor" and kind not in ("proc-self-environ",):
+        # The variable that named it, and the fix, on the screen.
+        assert "TRITON_TOOLCHAIN_MANIFEST names it: set TRITON_TOOLCHAIN_MANIFEST" in (
+            done.stderr
+        ), done.stderr
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-8-gib"])
