@@ -62,7 +62,8 @@ TORCH = "2.13.0"
 
 
 def _install(session: nox.Session, triton: str) -> None:
-    session.install("-e", "./python", "pytest", f"triton=={triton}")
+    # hypothesis: tests/test_fuzz.py (every reader of bytes read back, fuzzed).
+    session.install("-e", "./python", "pytest", "hypothesis", f"triton=={triton}")
 
 
 @nox.session(python=PYTHON)

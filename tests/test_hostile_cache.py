@@ -546,9 +546,7 @@ SHAPES: dict[str, Callable[[dict], None]] = {
 
 
 @pytest.mark.parametrize("case", sorted(SHAPES))
-def test_a_record_of_the_right_key_and_the_wrong_shape_is_a_miss(
-    tmp_path: Path, case: str
-) -> None:
+def test_a_record_of_the_right_key_and_the_wrong_shape_is_a_miss(tmp_path: Path, case: str) -> None:
     layout = Layout(tmp_path, tmp_path / "ptxas.log")
     env = scenario_env(layout, manifest=False)
     run_scenario(layout, "hook", [], env=env)

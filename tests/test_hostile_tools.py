@@ -278,7 +278,7 @@ def test_a_signal_while_doctor_waits_on_a_hanging_compiler_ends_its_whole_group(
     child are gone at once, doctor ends with 128+signo (SIGTERM: killed by it, as with
     no handler; SIGINT: exit 130), without a traceback."""
     pids = tmp_path / "pids"
-    cxx = _tool(tmp_path, f'echo $$ >> {pids}\nsleep 300 &\necho $! >> {pids}\nwait\n', "g++")
+    cxx = _tool(tmp_path, f"echo $$ >> {pids}\nsleep 300 &\necho $! >> {pids}\nwait\n", "g++")
     env = clean_env(tmp_path / "home", CXX=str(cxx))
     doctor = subprocess.Popen(
         [sys.executable, "-m", "triton_toolchain", "doctor"],

@@ -319,7 +319,7 @@ KIND = bytes(_KIND)
 _OPEN_DICT = -1  # an open dictionary on the stack: -1 before a key, -2 before a value
 
 
-def bounded(data: bytes | memoryview, kinds: bytes = KIND) -> bool:
+def bounded(data: bytes | memoryview, kinds: bytes = KIND) -> bool:  # noqa: PLR0912  one walk
     """Whether ``data`` is one marshal value that ``marshal.loads`` decodes within a
     small multiple of its size (see the module docstring): only the types records hold,
     nested at most ``MAX_NESTING`` deep, every length and count within the bytes that
@@ -338,7 +338,7 @@ def bounded(data: bytes | memoryview, kinds: bytes = KIND) -> bool:
             pos += 1 + data[pos]
         elif kind == _PLAIN:
             pass
-        elif kind == _ITEMS or kind == _SIZED or kind == _LONG:
+        elif kind in (_ITEMS, _SIZED, _LONG):
             n = int.from_bytes(data[pos : pos + 4], "little", signed=True)
             pos += 4
             if kind == _LONG:

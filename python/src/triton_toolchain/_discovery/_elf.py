@@ -85,9 +85,9 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
         return problem
     remembered = recall(answers, path, _CACHE_QUESTION)
     if remembered is not None and remembered[0]:
-        info = remembered_info(remembered[1])
-        if info is not None:
-            return info
+        kept = remembered_info(remembered[1])
+        if kept is not None:
+            return kept
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -105,7 +105,12 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
     return info
 
 
-_FIELDS = {"elf_class": int, "machine": str, "osabi": str, "soname": (str, type(None))}
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "elf_class": int,
+    "machine": str,
+    "osabi": str,
+    "soname": (str, type(None)),
+}
 
 
 def remembered_info(text: str) -> ElfInfo | None:

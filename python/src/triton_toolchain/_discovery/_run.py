@@ -77,6 +77,25 @@ class _Signals:
             signal.raise_signal(self.received)
 
 
+def _cut_short(signals: _Signals, deadline: float, timeout: float) -> str | None:
+    """Why the run must end now (a signal, the deadline), or ``None``."""
+    if signals.received is not None:
+        return f"{INTERRUPTED} {signal.Signals(signals.received).name}"
+    if time.monotonic() >= deadline:
+        return f"did not answer within {timeout:g} s"
+    return None
+
+
+def _exit_of(proc: Any, deadline: float, timeout: float, signals: _Signals) -> str | None:
+    """Wait for ``proc`` to exit; why it was not waited for to the end, or ``None``."""
+    while proc.poll() is None:
+        problem = _cut_short(signals, deadline, timeout)
+        if problem is not None:
+            return problem
+        time.sleep(0.02)
+    return None
+
+
 def collect(
     argv: list[str],
     env: Mapping[str, str] | None,
@@ -89,8 +108,7 @@ def collect(
     timeout = TIMEOUT_S if timeout is None else timeout
     limit = OUTPUT_LIMIT if limit is None else limit
     with _Signals() as signals:
-        result = _collect(argv, env, timeout, limit, signals)
-    return result
+        return _collect(argv, env, timeout, limit, signals)
 
 
 def _collect(
@@ -126,16 +144,13 @@ def _collect(
         with selectors.DefaultSelector() as selector:
             selector.register(stream, selectors.EVENT_READ)
             while True:
-                if signals.received is not None:
-                    problem = f"{INTERRUPTED} {signal.Signals(signals.received).name}"
-                    break
                 now = time.monotonic()
                 if exited_at is None and proc.poll() is not None:
                     exited_at = now
                 if exited_at is not None and now - exited_at > DRAIN_S:
                     break  # the tool is done; a child of its may hold the pipe open
-                if now >= deadline:
-                    problem = f"did not answer within {timeout:g} s"
+                problem = _cut_short(signals, deadline, timeout)
+                if problem is not None:
                     break
                 wait = DRAIN_S if exited_at is not None else min(deadline - now, 0.05)
                 if not selector.select(wait):
@@ -144,14 +159,9 @@ def _collect(
                     chunk = os.read(stream, 1 << 16)
                 except BlockingIOError:
                     continue
-                if not chunk:
-                    while proc.poll() is None and signals.received is None:
-                        if time.monotonic() >= deadline:
-                            problem = f"did not answer within {timeout:g} s"
-                            break
-                        time.sleep(0.02)
-                    if signals.received is None:
-                        break
+                if not chunk:  # the output closed: wait for the tool's exit
+                    problem = _exit_of(proc, deadline, timeout, signals)
+                    break
                 output += chunk
                 if len(output) > limit:
                     problem = f"printed more than {limit} bytes"
