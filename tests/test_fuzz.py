@@ -297,7 +297,7 @@ def _read_record(data: bytes) -> None:
         assert isinstance(found, list)
         for _, raw in found[:2]:
             content = _record.body(raw)
-            assert content is None or _record.plan_fits(content[1])
+            assert content is None or _record.plan_fits(content[2])
 
 
 @examples(400)
@@ -321,7 +321,7 @@ def test_record_mutated(real_record: tuple[bytes, dict[str, str]], data: st.Data
     body = data.draw(mutated([raw]))
     with bounded(len(body)):
         content = _record.body(body)
-        assert content is None or _record.plan_fits(content[1])
+        assert content is None or _record.plan_fits(content[2])
 
 
 @examples(150)

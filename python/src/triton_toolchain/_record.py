@@ -44,8 +44,8 @@ from typing import Any
 
 from . import _trust
 
-RECORD_FILE = "activation-v3.marshal"
-RECORD_HEADER = b"triton-toolchain activation records 3\n"
+RECORD_FILE = "activation-v4.marshal"
+RECORD_HEADER = b"triton-toolchain activation records 4\n"
 MARSHAL_VERSION = 4
 MAX_RECORDS = 8
 MAX_RECORD_BYTES = 8 << 20
@@ -180,27 +180,60 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def verify(facts: list[Any], environ: Mapping[str, str]) -> bool:
+FACTS_VERSION = 2  # marshal's version of the facts' values: no references, so one value
+# is always the same bytes, and a list is its count, then its items' bytes one after another
+
+
+def verify(names: str, values: bytes, environ: Mapping[str, str]) -> bool:
     """Every fact, observed again, has the value recorded (a malformed fact never
-    holds)."""
-    if len(facts) > MAX_FACTS:
+    holds). The facts as stored (``pack_facts``): ``names``, each fact's op and
+    argument, all joined by NUL characters; ``values``, the list of their values,
+    marshalled (``FACTS_VERSION``), compared as bytes: nothing of them is decoded."""
+    parts = names.split("\0") if names else []
+    count = len(parts) // 2
+    if len(parts) % 2 or count > MAX_FACTS:
         return False
+    if values[:5] != b"[" + count.to_bytes(4, "little"):
+        return False
+    offset = 5
     looks = _trust.Looks()
-    for fact in facts:
-        if not (type(fact) is list and len(fact) == 3 and type(fact[1]) is str):
-            return False
-        op, arg, value = fact
+    for i in range(0, len(parts), 2):
+        op, arg = parts[i], parts[i + 1]
         if not _fact_allowed(op, arg):
             return False
-        if op == "env":
-            now = environ.get(arg)
-        elif op in OPS:
-            now = _plain(OPS[op](arg, looks))
-        else:
+        now = environ.get(arg) if op == "env" else _plain(OPS[op](arg, looks))
+        try:
+            seen = marshal.dumps(now, FACTS_VERSION)
+        except ValueError:
             return False
-        if now != value:
+        if not values.startswith(seen, offset):
             return False
-    return True
+        offset += len(seen)
+    return offset == len(values)
+
+
+def pack_facts(facts: list[list[Any]]) -> tuple[str, bytes] | None:
+    """Facts ``[[op, arg, value], ...]`` as ``verify`` reads them, or ``None`` for facts
+    that cannot be stored so (an op or argument not a string, or holding a NUL)."""
+    if not all(type(f[0]) is str and type(f[1]) is str for f in facts):
+        return None
+    names = "\0".join(f"{op}\0{arg}" for op, arg, _ in facts)
+    if names.count("\0") != max(2 * len(facts) - 1, 0):
+        return None
+    try:
+        return names, marshal.dumps([f[2] for f in facts], FACTS_VERSION)
+    except ValueError:
+        return None
+
+
+def facts_of(names: str, values: bytes) -> list[list[Any]] | None:
+    """The facts ``[[op, arg, value], ...]`` of a record's body (for tests, tools and
+    ``store``), or ``None`` for a body that does not hold them."""
+    parts = names.split("\0") if names else []
+    decoded = _load(values)
+    if len(parts) % 2 or type(decoded) is not list or len(decoded) != len(parts) // 2:
+        return None
+    return [[parts[2 * i], parts[2 * i + 1], v] for i, v in enumerate(decoded)]
 
 
 # --------------------------------------------------------------- the stored records
@@ -446,28 +479,40 @@ PLAN = {
 }
 
 
-def fits(value: Any, shape: Any) -> bool:
+def fits(value: Any, shape: Any) -> bool:  # noqa: PLR0912  the leaves in place
     """Whether ``value`` has ``shape`` (see ``PLAN``); exact types (a ``bool`` is no
-    ``int`` here), so no subclass of a decoded value's type is trusted either."""
-    if type(shape) is dict:
-        return (
-            type(value) is dict
-            and len(value) == len(shape)
-            and all(k in value and fits(value[k], s) for k, s in shape.items())
-        )
-    if type(shape) is list:
-        return (
-            type(value) is list
-            and len(value) <= MAX_ITEMS
-            and all(fits(v, shape[0]) for v in value)
-        )
-    if type(shape) is Each:
+    ``int`` here), so no subclass of a decoded value's type is trusted either. (The
+    leaves of a dictionary or a list are checked in place: this runs on the fast
+    path.)"""
+    kind = type(shape)
+    if kind is dict:
+        if type(value) is not dict or value.keys() != shape.keys():
+            return False
+        for key, inner in shape.items():
+            leaf = type(inner)
+            if leaf is type:
+                if type(value[key]) is not inner:
+                    return False
+            elif leaf is tuple:
+                if type(value[key]) not in inner:
+                    return False
+            elif not fits(value[key], inner):
+                return False
+        return True
+    if kind is list:
+        if type(value) is not list or len(value) > MAX_ITEMS:
+            return False
+        item = shape[0]
+        if type(item) is type:
+            return all(type(v) is item for v in value)
+        return all(fits(v, item) for v in value)
+    if kind is Each:
         return (
             type(value) is dict
             and len(value) <= MAX_ITEMS
             and all(type(k) is str and fits(v, shape.shape) for k, v in value.items())
         )
-    if type(shape) is tuple:
+    if kind is tuple:
         return type(value) in shape
     return type(value) is shape
 
@@ -493,12 +538,19 @@ def entries(data: bytes) -> list[tuple[Any, bytes]]:
     return [(e[0], e[1]) for e in doc if type(e) is list and len(e) == 2 and type(e[1]) is bytes]
 
 
-def body(data: bytes) -> tuple[list[Any], dict[str, Any]] | None:
-    """The facts and the result in a record's body; ``None`` for a body that is not one
-    (a result is a plan of ``PLAN``'s shape; the facts' form is checked by ``verify``)."""
+def body(data: bytes) -> tuple[str, bytes, dict[str, Any]] | None:
+    """The facts (``verify``'s ``names`` and ``values``) and the result in a record's
+    body; ``None`` for a body that is not one (a result is a plan of ``PLAN``'s shape;
+    the facts are checked by ``verify``)."""
     doc = _load(data)
-    if type(doc) is list and len(doc) == 2 and type(doc[0]) is list and plan_fits(doc[1]):
-        return doc[0], doc[1]
+    if (
+        type(doc) is list
+        and len(doc) == 3
+        and type(doc[0]) is str
+        and type(doc[1]) is bytes
+        and plan_fits(doc[2])
+    ):
+        return doc[0], doc[1], doc[2]
     return None
 
 
@@ -507,8 +559,9 @@ def decode(data: bytes) -> list[dict[str, Any]]:
     found = []
     for key, raw in entries(data):
         content = body(raw)
-        if content is not None:
-            found.append({"key": key, "facts": content[0], "result": content[1]})
+        facts = facts_of(content[0], content[1]) if content is not None else None
+        if content is not None and facts is not None:
+            found.append({"key": key, "facts": facts, "result": content[2]})
     return found
 
 
@@ -523,6 +576,6 @@ def lookup(key: list[Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
     for found, raw in stored(environ):
         if found == key:
             content = body(raw)
-            if content is not None and verify(content[0], environ):
-                return content[1]
+            if content is not None and verify(content[0], content[1], environ):
+                return content[2]
     return None
