@@ -187,8 +187,10 @@ FACTS_VERSION = 2  # marshal's version of the facts' values: no references, so o
 def verify(names: str, values: bytes, environ: Mapping[str, str]) -> bool:
     """Every fact, observed again, has the value recorded (a malformed fact never
     holds). The facts as stored (``pack_facts``): ``names``, each fact's op and
-    argument, all joined by NUL characters; ``values``, the list of their values,
-    marshalled (``FACTS_VERSION``), compared as bytes: nothing of them is decoded."""
+    argument, all joined by NUL characters, the environment's first; ``values``, the
+    list of their values, marshalled (``FACTS_VERSION``) and compared as bytes, never
+    decoded: each variable's at once (a record of another environment fails before any
+    file is looked at), the files' together (one ``marshal.dumps``)."""
     parts = names.split("\0") if names else []
     count = len(parts) // 2
     if len(parts) % 2 or count > MAX_FACTS:
@@ -197,19 +199,25 @@ def verify(names: str, values: bytes, environ: Mapping[str, str]) -> bool:
         return False
     offset = 5
     looks = _trust.Looks()
+    observed: list[Any] = []
     for i in range(0, len(parts), 2):
         op, arg = parts[i], parts[i + 1]
         if not _fact_allowed(op, arg):
             return False
-        now = environ.get(arg) if op == "env" else _plain(OPS[op](arg, looks))
-        try:
-            seen = marshal.dumps(now, FACTS_VERSION)
-        except ValueError:
+        if op != "env":
+            observed.append(_plain(OPS[op](arg, looks)))
+            continue
+        if observed:  # the environment's facts come first
             return False
+        seen = marshal.dumps(environ.get(arg), FACTS_VERSION)
         if not values.startswith(seen, offset):
             return False
         offset += len(seen)
-    return offset == len(values)
+    try:
+        rest = marshal.dumps(observed, FACTS_VERSION)
+    except ValueError:
+        return False
+    return memoryview(values)[offset:] == memoryview(rest)[5:]
 
 
 def pack_facts(facts: list[list[Any]]) -> tuple[str, bytes] | None:
