@@ -44,7 +44,7 @@ from triton_toolchain import _manifest, _record
 from triton_toolchain._activate import drivers_in
 from triton_toolchain._discovery import _answers, _driver, _elf, _headers, _ldcache
 from triton_toolchain._discovery._compiler import judge_v
-from triton_toolchain._discovery._host import Host
+from triton_toolchain._discovery._host import Host, triton_version
 from triton_toolchain._discovery._search import Verdict
 from triton_toolchain._discovery._tools import release_in
 from triton_toolchain._errors import ManifestError
@@ -196,6 +196,7 @@ WORDS = (
     "\0",
     "\udcff",
     "9" * 30,
+    "9" * 5000,
     ".",
 )
 TEXTS = st.text(max_size=300) | st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join)
@@ -613,3 +614,41 @@ def test_exports_variable(value: str) -> None:
     with bounded(len(value)):
         exports = read_exports(value)
     assert all(isinstance(v, str) and isinstance(s, str) for v, s in exports.values())
+
+
+HEADER_TEXT = st.lists(
+    st.sampled_from(
+        (
+            "#define CUDA_VERSION ",
+            "  #  define   CUDA_VERSION\t",
+            "__version__ = '",
+            '__version__ = "',
+            "13000",
+            "3.9.0",
+            "1" * 5000,
+            "\n",
+            ".",
+            "'",
+        )
+    )
+    | st.text(max_size=10),
+    max_size=12,
+).map("".join)
+
+
+@examples(800)
+@given(data=st.data())
+def test_version_lines_of_cuda_h_and_triton(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``cuda.h``'s ``CUDA_VERSION`` and Triton's ``__version__``, read from files."""
+    directory = tmp_path_factory.getbasetemp() / "versions"
+    directory.mkdir(exist_ok=True)
+    blob = data.draw(HEADER_TEXT.map(lambda t: t.encode("utf-8", "surrogateescape")) | TEXT_BYTES)
+    (directory / "cuda.h").write_bytes(blob)
+    (directory / "__init__.py").write_bytes(blob)
+    with bounded(len(blob)):
+        cuda = _headers.cuda_h_version(directory / "cuda.h")
+        triton = triton_version(directory)
+    assert cuda is None or cuda.count(".") == 1
+    assert triton is None or all(type(n) is int for n in triton)
