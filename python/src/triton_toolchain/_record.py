@@ -235,8 +235,8 @@ def pack_facts(facts: list[list[Any]]) -> tuple[str, bytes] | None:
 
 
 def facts_of(names: str, values: bytes) -> list[list[Any]] | None:
-    """The facts ``[[op, arg, value], ...]`` of a record's body (for tests, tools and
-    ``store``), or ``None`` for a body that does not hold them."""
+    """The facts ``[[op, arg, value], ...]`` of a record's body (for tests and
+    benchmarks), or ``None`` for a body that does not hold them."""
     parts = names.split("\0") if names else []
     decoded = _load(values)
     if len(parts) % 2 or type(decoded) is not list or len(decoded) != len(parts) // 2:
