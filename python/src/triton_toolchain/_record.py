@@ -433,7 +433,7 @@ def _load(data: bytes | memoryview) -> Any:
     try:
         # Only from a private directory (``read_private``), walked first (``bounded``).
         return marshal.loads(data)  # noqa: S302
-    except (EOFError, ValueError, TypeError, MemoryError):
+    except (EOFError, ValueError, TypeError):  # never MemoryError: bounded() bounds it
         return None
 
 
