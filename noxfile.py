@@ -75,7 +75,8 @@ TORCH = "2.13.0"
 
 
 def _install(session: nox.Session, triton: str) -> None:
-    session.install("-e", "./python", "pytest", f"triton=={triton}")
+    # hypothesis: tests/test_fuzz.py (every reader of bytes read back, fuzzed).
+    session.install("-e", "./python", "pytest", "hypothesis", f"triton=={triton}")
     if tuple(map(int, triton.split(".")[:2])) < (3, 3):  # 3.0-3.2 import it, unrequired
         session.install("setuptools")
 

@@ -78,7 +78,9 @@ from triton_toolchain import _record, _trust
 environ = activation.user_environ()
 key = _record.identity(None)
 facts = next(
-    _record.body(raw)[0] for found, raw in _record.stored(environ) if found == key
+    _record.facts_of(*_record.body(raw)[:2])
+    for found, raw in _record.stored(environ)
+    if found == key
 )
 looks, spent, count = _trust.Looks(), {{}}, {{}}
 for op, arg, value in facts:

@@ -189,6 +189,20 @@ def write_as(uid: int, path: Path, text: str, *, mode: int = 0o644) -> Path:
     return path
 
 
+def write_into_as(uid: int, path: Path, data: bytes) -> Path:
+    """Overwrite the existing file ``path``, which stays someone else's, as the user
+    ``uid`` (``cat >``, through ``setpriv``): what a file that others can write lets
+    them do."""
+    done = subprocess.run(
+        as_user(uid, ["/bin/sh", "-c", f"cat > {shlex.quote(str(path))}"]),
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return path
+
+
 def mkdir_as(uid: int, path: Path, *, mode: int = 0o755) -> Path:
     """The directory ``path``, made by root and given to the user ``uid`` (as an admin
     makes a home or project directory for someone)."""

@@ -1,5 +1,5 @@
 """Hostile corpus, what the shim remembers: the tools' answers (``answers-v2.json``) and
-the activation record (``activation-v3.marshal``) are believed only from a directory this
+the activation record (``activation-v4.marshal``) are believed only from a directory this
 user alone can write, never outlive a change of the file they describe (its change
 time included), and a damaged file of any kind only means asking again, quickly.
 
@@ -14,6 +14,7 @@ import marshal
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from hostile import (
     shared_dir,
     shim_for,
     write_as,
+    write_into_as,
 )
 from triton_layouts import Layout, run_scenario, scenario_env
 from triton_toolchain._discovery._answers import ANSWERS_FILE
@@ -289,6 +291,12 @@ def _damage_loop(path: Path) -> None:
     path.symlink_to(path)
 
 
+def _damage_million_digits(path: Path) -> None:
+    """An answer holding a number of a million digits: Python 3.10 converts one in
+    minutes (3.11 refuses more than 4300 digits)."""
+    path.write_bytes(b'{"k": [true, "x"], "n": ' + b"7" * 1_000_000 + b"}")
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "fifo": _damage_fifo,
     "link-to-dev-zero": _damage_dev_zero,
@@ -298,6 +306,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "8-gib-sparse": _damage_huge,
     "nested-100000-deep": _damage_deep,
     "5000-digit-integer": _damage_digits,
+    "million-digit-integer": _damage_million_digits,
     "wrong-types": _damage_types,
     "truncated": _damage_truncated,
     "empty": _damage_empty,
@@ -389,6 +398,199 @@ def test_an_activation_record_in_a_cache_others_can_write_is_not_believed(
     report = run_scenario(layout, "hook", ["compile:80"], env=env)
     assert report["results"]["compile:80"]["ok"] is True, report["results"]
     assert plant.runs() == []
+
+
+def _forged_into_a_file_others_can_write(
+    tmp: Path, mode: int, group: int | None
+) -> tuple[Plant, Layout, dict[str, str], Path]:
+    """The honest record of a private cache directory (0755, as ``mkdir -p`` makes it),
+    its file made ``mode`` (a careless ``chmod``), then overwritten by another user (a
+    real one, through ``setpriv``) with a record whose plan names a planted ptxas."""
+    plant = Plant(tmp / "runs.log")
+    layout, env, record = _record_with_a_planted_ptxas(tmp, plant)
+    forged = record.read_bytes()
+    record.unlink()
+    run_scenario(layout, "hook", [], env=env)  # the honest record again
+    record.parent.chmod(0o755)
+    record.chmod(mode)
+    if group is not None:
+        os.chown(record, os.geteuid(), group)
+    reachable(record.parent)
+    write_into_as(OTHER_UID, record, forged)
+    assert record.stat().st_uid == os.geteuid() and record.read_bytes() == forged
+    return plant, layout, env, record
+
+
+@pytest.mark.parametrize(
+    ("mode", "group"),
+    [(0o666, None), (0o646, None), (0o664, OTHER_UID)],
+    ids=["0666", "0646", "0664-their-group"],
+)
+def test_a_record_file_others_can_write_is_not_believed(
+    tmp_path: Path, mode: int, group: int | None
+) -> None:
+    """The file is ours, in our private directory, but another user (everyone, or the
+    file's group) could write it, and did: the record is a miss, is replaced by ours
+    (0600), and the planted ptxas never runs."""
+    plant, layout, env, record = _forged_into_a_file_others_can_write(tmp_path, mode, group)
+    report = run_scenario(layout, "hook", ["compile:80"], env=env)
+    assert report["results"]["compile:80"]["ok"] is True, report["results"]
+    assert plant.runs() == []
+    assert "Warning" not in report["stderr"], report["stderr"]
+    assert record.stat().st_mode & 0o777 == 0o600
+    assert b"planted" not in record.read_bytes()
+
+
+def test_an_answers_file_others_can_write_is_not_believed(tmp_path: Path) -> None:
+    """The tools' answers, the same: ours, 0666, another user wrote ptxas 99.9 into it."""
+    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    lie = _lying_answers(tmp_path, tool)
+    xdg = tmp_path / "xdg"
+    env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg), TRITON_PTXAS_PATH=str(tool))
+    assert _doctor(env) == REAL
+    answers = xdg / "triton-toolchain" / ANSWERS_FILE
+    answers.parent.chmod(0o755)
+    answers.chmod(0o666)
+    reachable(answers.parent)
+    write_into_as(OTHER_UID, answers, lie.encode())
+    assert _doctor(env) == REAL
+    assert answers.stat().st_mode & 0o777 == 0o600 and LIE not in answers.read_text()
+
+
+# A record file of 43 bytes (the header, then a marshalled container that claims 2**31-1
+# items or digits): marshal would ask for up to 16 GiB before reading an item.
+CLAIMS = {
+    "list": b"[\xff\xff\xff\x7f",
+    "tuple": b"(\xff\xff\xff\x7f",
+    "long-integer": b"l\xff\xff\xff\x7f",
+    "list-in-a-list": b"[\x01\x00\x00\x00[\xff\xff\xff\x7f",
+    "list-in-a-body": None,  # a well-formed file whose matching record's body claims it
+}
+
+
+# Written by the interpreter that looks it up (its own key, for the claim in a body).
+_CLAIM_LOOKUP = """
+import marshal, os, sys, time
+from triton_toolchain import _record
+claim = bytes.fromhex(sys.argv[1])
+key = _record.identity(None)
+if sys.argv[2] == "body":
+    claim = marshal.dumps([[key, claim]], _record.MARSHAL_VERSION)
+directory = os.path.join(os.environ["HOME"], ".cache", "triton-toolchain")
+os.makedirs(directory, mode=0o700)
+with open(os.path.join(directory, _record.RECORD_FILE), "wb") as f:
+    f.write(_record.RECORD_HEADER + claim)
+t = time.monotonic()
+hit = _record.lookup(key, os.environ)
+print(hit, time.monotonic() - t)
+"""
+
+
+@pytest.mark.parametrize("case", sorted(CLAIMS))
+def test_a_record_claiming_a_huge_size_is_a_quick_miss_within_a_memory_bound(
+    tmp_path: Path, case: str
+) -> None:
+    """Under a 1 GiB address-space limit (``prlimit``), the lookup is a miss, at once,
+    with no MemoryError."""
+    claim = CLAIMS[case] or b"[\xff\xff\xff\x7f"
+    where = "body" if CLAIMS[case] is None else "file"
+    prlimit = require_tool("prlimit", "util-linux")
+    argv = [prlimit, f"--as={1 << 30}", sys.executable, "-c", _CLAIM_LOOKUP, claim.hex(), where]
+    done = run(argv, clean_env(tmp_path / "home")).clean()
+    assert done.returncode == 0, done.output
+    hit, seconds = done.stdout.split()
+    assert hit == "None" and float(seconds) < 0.5, done.stdout
+
+
+def test_import_triton_with_a_record_claiming_a_huge_list_configures_triton(
+    tmp_path: Path,
+) -> None:
+    """The issue's case end to end: a miss, Triton configured, no warning, quickly."""
+    layout = Layout(tmp_path, tmp_path / "ptxas.log")
+    env = scenario_env(layout, manifest=False)
+    record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
+    record.parent.mkdir(parents=True, mode=0o700)
+    record.write_bytes(RECORD_HEADER + CLAIMS["list"])  # type: ignore[operator]
+    assert len(record.read_bytes()) == 43
+    report = run_scenario(layout, "hook", [], env=env)
+    assert report["activation"]["mode"] == "knobs"
+    assert "Warning" not in report["stderr"], report["stderr"]
+
+
+def _drop(*keys: str) -> Callable[[dict], None]:
+    def change(result: dict) -> None:
+        where = result
+        for key in keys[:-1]:
+            where = where[key]
+        del where[keys[-1]]
+
+    return change
+
+
+def _set(value: object, *keys: str | int) -> Callable[[dict], None]:
+    def change(result: dict) -> None:
+        where = result
+        for key in keys[:-1]:
+            where = where[key]
+        where[keys[-1]] = value
+
+    return change
+
+
+# A record of the right key whose result has the wrong shape.
+SHAPES: dict[str, Callable[[dict], None]] = {
+    "result-without-settings": _drop("settings"),
+    "setting-without-error": lambda r: r["settings"][0].pop("error"),
+    "driver-an-integer": _set(7, "driver"),
+    "a-component-a-list": lambda r: r["toolchain"]["components"].update(ptxas=[]),
+    "setting-of-an-unknown-component": lambda r: r["settings"][0].update(component="nope"),
+    "torch-cpath-a-string": _set("/usr/include", "torch", "CPATH"),
+    "result-a-list": None,
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHAPES))
+def test_a_record_of_the_right_key_and_the_wrong_shape_is_a_miss(tmp_path: Path, case: str) -> None:
+    layout = Layout(tmp_path, tmp_path / "ptxas.log")
+    env = scenario_env(layout, manifest=False)
+    run_scenario(layout, "hook", [], env=env)
+    record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
+    records = decode(record.read_bytes())
+    assert records
+    for entry in records:
+        change = SHAPES[case]
+        if change is None:
+            entry["result"] = [entry["result"]]
+        else:
+            change(entry["result"])
+    record.write_bytes(encode(records))
+    report = run_scenario(layout, "hook", ["compile:80"], env=env)
+    assert report["activation"]["mode"] == "knobs"
+    assert report["results"]["compile:80"]["ok"] is True, report["results"]
+    assert "Warning" not in report["stderr"], report["stderr"]
+    assert decode(record.read_bytes())[0]["result"]["settings"]  # replaced by a good one
+
+
+def test_a_record_naming_a_dotted_package_imports_nothing(tmp_path: Path) -> None:
+    """A fact ``["package", "planted.sub", []]``: finding ``planted.sub`` would import
+    ``planted`` (a module on the path of this very process). The record is a miss and
+    nothing is imported."""
+    planted = tmp_path / "on-path" / "planted"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    layout = Layout(tmp_path, tmp_path / "ptxas.log")
+    env = scenario_env(layout, manifest=False)
+    env["PYTHONPATH"] += os.pathsep + str(planted.parent)
+    run_scenario(layout, "hook", [], env=env)
+    record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
+    records = decode(record.read_bytes())
+    for entry in records:
+        entry["facts"].insert(0, ["package", "planted.sub", []])
+    record.write_bytes(encode(records))
+    report = run_scenario(layout, "hook", [], env=env)
+    assert report["activation"]["mode"] == "knobs"
+    assert not marker.exists()
 
 
 # ------------------------------------------------------ failures remembered like answers

@@ -91,6 +91,11 @@ def test_a_special_manifest_is_named_at_once(tmp_path: Path, kind: str, command:
     assert f"error: {path}: " in done.stderr
     assert words in done.stderr, done.stderr
     assert done.seconds < 10
+    if command == "doctor" and kind not in ("proc-self-environ",):
+        # The variable that named it, and the fix, on the screen.
+        assert "TRITON_TOOLCHAIN_MANIFEST names it: set TRITON_TOOLCHAIN_MANIFEST" in (
+            done.stderr
+        ), done.stderr
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-8-gib"])
@@ -211,4 +216,20 @@ def test_a_fifo_in_place_of_a_system_file_never_blocks(tmp_path: Path, system_fi
         timeout=TIMEOUT,
     ).clean()
     assert done.returncode in (0, 1), done.output
+    assert done.seconds < 10
+
+
+# ------------------------------------------------------------ endless numbers
+
+
+def test_a_cuda_h_with_an_endless_version_number_is_refused_by_name(tmp_path: Path) -> None:
+    """``#define CUDA_VERSION`` followed by 5000 digits: Python 3.11 refuses to convert
+    it (a ValueError), 3.10 takes minutes; the shim reads it as no version."""
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "cuda.h").write_text("#define CUDA_VERSION " + "1" * 5000 + "\n")
+    env = clean_env(tmp_path / "home", TRITON_CUDART_PATH=str(include))
+    done = cli("doctor", env=env, timeout=TIMEOUT)
+    assert done.returncode == 2, done.output
+    assert f"TRITON_CUDART_PATH='{include}'" in done.output, done.output
     assert done.seconds < 10

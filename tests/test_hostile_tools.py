@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -253,3 +255,86 @@ def test_a_hanging_ptxas_costs_one_timeout_per_process_not_two(tmp_path: Path, c
     done = run(cli_with_timeout(2.0, "doctor"), env).clean()
     assert done.returncode == 2 and "did not answer within 2 s" in done.output
     assert 2.0 <= done.seconds < 3.5, done.seconds
+
+
+# ------------------------------------------------------------------ signals
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_doctor_waits_on_a_hanging_compiler_ends_its_whole_group(
+    tmp_path: Path, signo: signal.Signals
+) -> None:
+    """``CXX -v`` hangs, with a child of its own; doctor gets a real SIGTERM (what
+    ``timeout``, ``kill`` and CI runners send) or SIGINT (Ctrl-C): the compiler and its
+    child are gone at once, doctor ends with 128+signo (SIGTERM: killed by it, as with
+    no handler; SIGINT: exit 130), without a traceback."""
+    pids = tmp_path / "pids"
+    cxx = _tool(tmp_path, f"echo $$ >> {pids}\nsleep 300 &\necho $! >> {pids}\nwait\n", "g++")
+    env = clean_env(tmp_path / "home", CXX=str(cxx))
+    doctor = subprocess.Popen(
+        [sys.executable, "-m", "triton_toolchain", "doctor"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(pids.read_text().split() if pids.exists() else []) < 2:
+            assert time.monotonic() < deadline and doctor.poll() is None, "CXX -v never ran"
+            time.sleep(0.05)
+        started = [int(p) for p in pids.read_text().split()]
+        assert all(_alive(p) for p in started)
+        sent = time.monotonic()
+        doctor.send_signal(signo)
+        out, err = doctor.communicate(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if doctor.poll() is None:
+            os.killpg(doctor.pid, signal.SIGKILL)
+    survivors = [p for p in started if _alive(p)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == [], f"still running after {signo.name}: {survivors}"
+    assert took < 2, took
+    output = (out + err).decode()
+    assert "Traceback" not in output, output
+    if signo == signal.SIGTERM:
+        assert doctor.returncode == -signal.SIGTERM, (doctor.returncode, output)
+    else:
+        assert doctor.returncode == 128 + signal.SIGINT, (doctor.returncode, output)
+
+
+def test_a_programs_own_sigterm_handler_still_runs_after_the_tool_is_ended(
+    tmp_path: Path,
+) -> None:
+    """A program that handles SIGTERM itself (to save a checkpoint) and resolves, on
+    its first ``import triton``, with a tool that hangs: the tool is ended, then the
+    program's handler runs; the run is a failure, not remembered."""
+    hang = _tool(tmp_path, "exec sleep 300\n")
+    code = (
+        "import os, signal, sys, threading\n"
+        "from pathlib import Path\n"
+        "from triton_toolchain._discovery import _answers, _run\n"
+        "seen = []\n"
+        "signal.signal(signal.SIGTERM, lambda s, f: seen.append(s))\n"
+        "threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"
+        f"out, problem = _run.ask(Path({str(hang)!r}), answers=Path({str(tmp_path)!r}))\n"
+        f"again = _answers.recall(Path({str(tmp_path)!r}), Path({str(hang)!r}), ('--version',))\n"
+        "print(seen == [signal.SIGTERM], problem, again)\n"
+    )
+    done = run([sys.executable, "-c", code], clean_env(tmp_path / "home")).clean()
+    assert done.returncode == 0, done.output
+    assert done.stdout.startswith("True ") and "was interrupted by SIGTERM" in done.stdout
+    assert done.stdout.rstrip().endswith("None"), done.stdout
+    assert done.seconds < 5, done.seconds

@@ -24,7 +24,7 @@ from elf_fixtures import install_driver
 from tool_fixtures import REAL_GCC, wrapper, write_script
 from triton_layouts import SRC
 from triton_toolchain import _record
-from triton_toolchain._observe import encode, store
+from triton_toolchain._observe import store
 from triton_toolchain._plan import resolve_plan, without_history
 
 NVCC = (
@@ -260,28 +260,50 @@ def test_a_damaged_or_foreign_record_is_only_a_miss(tmp_path: Path, damage: str)
     assert time.monotonic() - start < 1
 
 
-@pytest.mark.parametrize(
-    "fact",
-    [
-        "not a list",
-        ["stat"],
-        ["stat", "/", [1], "extra"],
-        ["unknown-op", "/", None],
-        ["stat", 42, None],
-        ["glob", "/\u0000x/*", None],
-        ["env", ["a"], None],
-    ],
-)
-def test_a_record_with_a_malformed_fact_is_only_a_miss(tmp_path: Path, fact: object) -> None:
-    """The record's key is right and its other facts hold; one fact of a form no
-    resolution writes makes it a miss, not an error."""
+def _one_more(op_arg: str, value: object) -> Callable[[str, bytes], tuple[str, bytes]]:
+    """A fact appended as ``store`` would write it."""
+
+    def change(names: str, values: bytes) -> tuple[str, bytes]:
+        count = int.from_bytes(values[1:5], "little") + 1
+        extra = marshal.dumps(value, _record.FACTS_VERSION)
+        return f"{names}\0{op_arg}", b"[" + count.to_bytes(4, "little") + values[5:] + extra
+
+    return change
+
+
+MALFORMED: dict[str, Callable[[str, bytes], tuple[str, bytes]]] = {
+    "an-op-without-argument": lambda n, v: (n + "\0stat", v),
+    "a-count-one-too-many": lambda n, v: (
+        n,
+        b"[" + (int.from_bytes(v[1:5], "little") + 1).to_bytes(4, "little") + v[5:],
+    ),
+    "a-value-too-many": lambda n, v: (n, v + b"N"),
+    "a-value-too-few": lambda n, v: (n, v[:-1]),
+    "not-a-list": lambda n, v: (n, b"N" + v[1:]),
+    "an-unknown-op": _one_more("unknown-op\0/", None),
+    "a-relative-path": _one_more("stat\0etc", [-1, 2]),
+    "a-glob-of-the-whole-tree": _one_more("glob\0/*/*/*", []),
+    "a-dotted-package": _one_more("package\0os.path", []),
+    "an-empty-op": _one_more("\0/", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_record_with_a_malformed_fact_is_only_a_miss(tmp_path: Path, case: str) -> None:
+    """The record's key is right and its other facts hold; facts of a form no
+    resolution writes make it a miss, not an error."""
     _machine(tmp_path)
     environ = _environ(tmp_path)
     key, _ = _store(tmp_path, environ)
+    assert _record.lookup(key, environ) is not None
     record = Path(_record.cache_dir(environ) or "", _record.RECORD_FILE)
-    records = _record.decode(record.read_bytes())
-    records[0]["facts"].append(fact)
-    record.write_bytes(encode(records))
+    rewritten = []
+    for found, raw in _record.entries(record.read_bytes()):
+        content = _record.body(raw)
+        assert content is not None
+        names, values = MALFORMED[case](content[0], content[1])
+        rewritten.append([found, marshal.dumps([names, values, content[2]], 4)])
+    record.write_bytes(_record.RECORD_HEADER + marshal.dumps(rewritten, 4))
     assert _record.lookup(key, environ) is None
 
 

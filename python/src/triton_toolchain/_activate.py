@@ -259,7 +259,12 @@ def loaded_drivers() -> list[str]:
         return []
     finally:
         os.close(fd)
-    text = b"".join(chunks)
+    return drivers_in(b"".join(chunks))
+
+
+def drivers_in(text: bytes) -> list[str]:
+    """The ``libcuda.so*`` paths in the bytes of a ``/proc/PID/maps`` file, in order,
+    each once (any bytes: a path may hold any byte but NUL and newline)."""
     if b"/libcuda.so" not in text:
         return []
     found: dict[str, None] = {}

@@ -20,6 +20,7 @@ import os
 import platform
 import re
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -402,6 +403,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolchainError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # SIGINT: a tool it waited on is ended (_discovery._run)
+        with contextlib.suppress(OSError):
+            print("triton-toolchain: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
     except BrokenPipeError:
         # Standard output was closed (`doctor | head -0`): no traceback, and nothing more
         # written to it when the interpreter flushes at exit.

@@ -346,32 +346,48 @@ def parse(file: Path, data: bytes) -> Manifest:
     )
 
 
-def load(file: Path) -> Manifest:
+def load_for(host: Host) -> Manifest | None:
+    """The manifest this host uses (``find``), read and validated (``load``), or
+    ``None``; a file that cannot be read as one names ``TRITON_TOOLCHAIN_MANIFEST``
+    when that variable named it."""
+    file = find(host)
+    if file is None:
+        return None
+    return load(file, named_by=MANIFEST_VARIABLE if host.environ.get(MANIFEST_VARIABLE) else None)
+
+
+def load(file: Path, *, named_by: str | None = None) -> Manifest:
     """Read and validate ``file``; see the module docstring for the guarantees.
 
     What the file is (its type, without opening it) and whom it belongs to are judged
     before it is read: once every directory and link on the way is trusted, nobody
-    else can put another file at that path between the check and the read."""
+    else can put another file at that path between the check and the read.
+    ``named_by``: the variable that named ``file``; a file that cannot be read as a
+    manifest (its type, its trust, its size) then names it in the fix."""
+    give = (
+        f"{named_by} names it: set {named_by} to a manifest file (JSON, schema {SCHEMA}) or "
+        "unset it"
+        if named_by
+        else f"give a manifest file (JSON, schema {SCHEMA})"
+    )
     try:
         mode = _fs.stat(file).st_mode
     except OSError:
         mode = None  # read_regular says why
     if mode is not None and not stat.S_ISREG(mode):
-        raise ManifestError(
-            f"{file}: is {_fs.kind_of(mode)}, not a regular file; give a manifest file "
-            f"(JSON, schema {SCHEMA})"
-        )
+        raise ManifestError(f"{file}: is {_fs.kind_of(mode)}, not a regular file; {give}")
     distrust = _fs.untrusted(file)
     if distrust and distrust.startswith(_trust.UNTRUSTED):
-        raise ManifestError(f"{file}: {distrust}; a manifest says which programs run: {_trust.FIX}")
+        named = f" ({named_by} names it)" if named_by else ""
+        raise ManifestError(
+            f"{file}: {distrust}{named}; a manifest says which programs run: {_trust.FIX}"
+        )
     try:
         data = _fs.read_regular(file, MAX_BYTES)
     except _fs.ReadProblem as exc:
-        raise ManifestError(
-            f"{file}: {exc}; give a manifest file (JSON, docs/manifest.md)"
-        ) from None
+        raise ManifestError(f"{file}: {exc}; {give}") from None
     if distrust:  # it could not be examined (a dangling link, a loop), yet was read
-        raise ManifestError(f"{file}: {distrust}; give a manifest file (JSON, schema {SCHEMA})")
+        raise ManifestError(f"{file}: {distrust}; {give}")
     return parse(file, data)
 
 

@@ -30,6 +30,7 @@ from ._record import (
     _plain,
     body,
     cache_dir,
+    pack_facts,
     private_dir,
     stored,
 )
@@ -135,7 +136,10 @@ def write_private(directory: str | None, name: str, data: bytes) -> bool:
 
 
 def _entry(key: Any, facts: list[Any], result: dict[str, Any]) -> list[Any]:
-    return [key, marshal.dumps([facts, result], MARSHAL_VERSION)]
+    packed = pack_facts(facts)
+    if packed is None:
+        raise ValueError("facts that cannot be stored")
+    return [key, marshal.dumps([*packed, result], MARSHAL_VERSION)]
 
 
 def encode(records: list[dict[str, Any]]) -> bytes:
@@ -148,7 +152,7 @@ def encode(records: list[dict[str, Any]]) -> bytes:
 
 def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping[str, str]) -> bool:
     """Keep ``result`` with its facts (the newest first, at most ``MAX_RECORDS``; a
-    record of the same key and facts is replaced)."""
+    record of the same key and facts is replaced, one that cannot be read is dropped)."""
     if facts.unstable:
         return False
     observed = facts.to_list()
@@ -156,8 +160,11 @@ def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping
         entry = _entry(key, observed, result)
     except ValueError:
         return False
+    packed = pack_facts(observed)
     kept = [
-        [k, raw] for k, raw in stored(environ) if k != key or (body(raw) or ([],))[0] != observed
+        [k, raw]
+        for k, raw in stored(environ)
+        if (content := body(raw)) is not None and (k != key or content[:2] != packed)
     ]
     data = RECORD_HEADER + marshal.dumps([entry, *kept][:MAX_RECORDS], MARSHAL_VERSION)
     return write_private(cache_dir(environ), RECORD_FILE, data)

@@ -32,7 +32,7 @@ from ._discovery._host import Host
 from ._discovery._search import Context, Locator, NotThisComponent, Step, Verdict, search
 from ._errors import SettingError
 from ._exports import EXPORTS_VARIABLE, read_exports
-from ._manifest import Manifest, find, load
+from ._manifest import Manifest, load_for
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
 
 
@@ -232,8 +232,7 @@ def resolve_all(arch: int | None = None, *, host: Host | None = None) -> Toolcha
     """
     _check_arch(arch)
     host = host or Host.current()
-    manifest_file = find(host)
-    manifest = load(manifest_file) if manifest_file else None
+    manifest = load_for(host)
     exports = read_exports(host.environ.get(EXPORTS_VARIABLE))
     chosen: dict[str, Choice] = {}
     for spec in COMPONENTS:

@@ -14,8 +14,9 @@ Guarantees:
   when that directory belongs to this user and nobody else can change it (``_trust``);
   otherwise nothing is read or written there, and what this process learns is kept in
   its memory only (asked once per process). A missing, damaged, oversized or special
-  file (a FIFO, a link to ``/dev/zero``) only means asking again; it is replaced by a
-  temporary file renamed over it.
+  file (a FIFO, a link to ``/dev/zero``), one others can write, or one whose content is
+  not exactly answers (``parse``) only means asking again; it is replaced by a temporary
+  file renamed over it.
 """
 
 from __future__ import annotations
@@ -60,17 +61,41 @@ def version_of(path: Path) -> str:
     return f"({path}: {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns})"
 
 
+MAX_DIGITS = 20  # no answer holds a longer integer (Python 3.10 parses any length)
+
+
+def _integer(text: str) -> int:
+    if len(text) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def parse(data: bytes | None) -> dict[str, Any]:
+    """The answers in the bytes of an answers file: ``{key: [ok, text]}`` (at most
+    ``MAX_ENTRIES``, ``ok`` a boolean, ``text`` a string), or none at all for bytes that
+    are not exactly that. Never raises; integers of more than ``MAX_DIGITS`` digits are
+    refused before they are converted (a number of millions of digits would take
+    minutes on Python 3.10)."""
+    if data is None:
+        return {}
+    try:
+        loaded = json.loads(data, parse_int=_integer)
+    except (ValueError, RecursionError):
+        return {}
+    valid = (
+        type(loaded) is dict
+        and len(loaded) <= MAX_ENTRIES
+        and all(
+            type(v) is list and len(v) == 2 and type(v[0]) is bool and type(v[1]) is str
+            for v in loaded.values()
+        )
+    )
+    return loaded if valid else {}
+
+
 def _entries(directory: Path) -> dict[str, Any]:
     if directory not in _LOADED:
-        data = read_private(str(directory), ANSWERS_FILE, MAX_BYTES)
-        try:
-            loaded = json.loads(data) if data is not None else {}
-        except (ValueError, RecursionError):
-            loaded = {}
-        valid = isinstance(loaded, dict) and all(
-            isinstance(v, list) and len(v) == 2 and isinstance(v[1], str) for v in loaded.values()
-        )
-        _LOADED[directory] = loaded if valid else {}
+        _LOADED[directory] = parse(read_private(str(directory), ANSWERS_FILE, MAX_BYTES))
     return _LOADED[directory]
 
 

@@ -198,18 +198,26 @@ def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
     )
     if output is None:
         return Verdict(problem=problem)
+    return judge_v(output, argv[1:], host.machine)
+
+
+def judge_v(output: str, options: list[str], machine: str) -> Verdict:
+    """The verdict on a compiler whose ``-v`` printed ``output`` (any text: another
+    program's output is never trusted to have a form), run with ``options``, for an
+    interpreter of ``machine``: its version, and a problem when no target triple is
+    named or it builds for another architecture."""
     target = _TARGET.search(output)
     version = _VERSION.search(output)
     found = version.group(1) if version else None
     if target is None:
         return Verdict(found, "`-v` named no target triple (not gcc or clang?)")
-    machine = triple_machine(target.group(1))
-    for option in argv[1:]:
-        machine = MACHINE_OPTIONS.get(option, machine)
-    if machine != host.machine:
+    builds_for = triple_machine(target.group(1))
+    for option in options:
+        builds_for = MACHINE_OPTIONS.get(option, builds_for)
+    if builds_for != machine:
         return Verdict(
             found,
-            f"builds for {target.group(1)} ({machine}), but this Python is {host.machine}",
+            f"builds for {target.group(1)} ({builds_for}), but this Python is {machine}",
         )
     return Verdict(found)
 

@@ -81,7 +81,10 @@ SYSTEM_DIRS = ("/usr/lib64", "/usr/lib", "/lib64", "/lib")
 CONTAINER_DIRS = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
 
 _FILE_VERSION = re.compile(r"^libcuda\.so\.(\d{3,}\.\d+(?:\.\d+)?)$")
-_KERNEL_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+# Parts of at most 9 digits (what /proc says is read, not believed: see cuda.h's).
+_KERNEL_VERSION = re.compile(
+    r"Kernel Module(?:\s+for\s+\S+)?\s+(\d{1,9}\.\d{1,9}(?:\.\d{1,9})?)(?![\d])"
+)
 
 
 # --- facts ------------------------------------------------------------------------------
@@ -104,7 +107,7 @@ def kernel_module_version(host: Host) -> str | None:
         text = _fs.read_text(host.at("/sys/module/nvidia/version"), 1 << 10).strip()
     except _fs.ReadProblem:
         return None
-    return text if re.fullmatch(r"\d+\.\d+(?:\.\d+)?", text) else None
+    return text if re.fullmatch(r"\d{1,9}\.\d{1,9}(?:\.\d{1,9})?", text) else None
 
 
 def file_version(path: Path) -> str | None:

@@ -85,11 +85,9 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
         return problem
     remembered = recall(answers, path, _CACHE_QUESTION)
     if remembered is not None and remembered[0]:
-        try:
-            fields = json.loads(remembered[1])
-            return ElfInfo(**{**fields, "needed": tuple(fields["needed"])})
-        except (ValueError, TypeError, KeyError, RecursionError):
-            pass
+        kept = remembered_info(remembered[1])
+        if kept is not None:
+            return kept
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -105,6 +103,34 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
     if isinstance(info, ElfInfo):
         remember(answers, path, _CACHE_QUESTION, True, json.dumps(dataclasses.asdict(info)))
     return info
+
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "elf_class": int,
+    "machine": str,
+    "osabi": str,
+    "soname": (str, type(None)),
+}
+
+
+def remembered_info(text: str) -> ElfInfo | None:
+    """The ``ElfInfo`` an answers file remembered (``dataclasses.asdict`` as JSON), or
+    ``None`` for text that is not exactly one: every field, of its type, ``elf_class``
+    32 or 64, ``needed`` a list of strings."""
+    try:
+        fields = json.loads(text, parse_int=lambda t: int(t) if len(t) < 4 else None)
+    except (ValueError, RecursionError):
+        return None
+    if type(fields) is not dict or set(fields) != {*_FIELDS, "needed"}:
+        return None
+    if fields["elf_class"] not in (32, 64) or type(fields["elf_class"]) is not int:
+        return None
+    if not all(isinstance(fields[k], t) for k, t in _FIELDS.items() if k != "elf_class"):
+        return None
+    needed = fields["needed"]
+    if type(needed) is not list or not all(type(n) is str for n in needed):
+        return None
+    return ElfInfo(**{**fields, "needed": tuple(needed)})
 
 
 def _parse(stream: BinaryIO) -> ElfInfo | str:

@@ -163,7 +163,9 @@ def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
 
 # ---------------------------------------------------------------- cuda.h and crt/
 
-_CUDA_VERSION = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)", re.M)
+# At most 9 digits: a damaged header's endless number is no version (and converting
+# millions of digits takes Python 3.10 minutes, 3.11 refuses them).
+_CUDA_VERSION = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d{1,9})(?![\d])", re.M)
 
 
 def cuda_h_version(cuda_h: Path) -> str | None:

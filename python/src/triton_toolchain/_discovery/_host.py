@@ -25,7 +25,7 @@ from .._catalog import MACHINES, TritonRelease, triton_release
 from .._observe import observe, observed_env
 from . import _fs
 
-_VERSION = re.compile(rb"""^__version__\s*=\s*['"](\d+)\.(\d+)""", re.M)
+_VERSION = re.compile(rb"""^__version__\s*=\s*['"](\d{1,9})\.(\d{1,9})(?![\d])""", re.M)
 
 
 @functools.cache

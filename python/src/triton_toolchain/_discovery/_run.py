@@ -10,6 +10,13 @@ Guarantees:
   holding its output is taken at its answer (the child is killed).
 - Every outcome, answer or failure, is remembered for the file's version
   (``_answers``): a tool that hangs costs its timeout once, not in every process.
+- SIGTERM or SIGINT while a tool runs (in the main thread, where Python handles
+  signals) ends the tool's whole process group first; then the signal is delivered
+  again to this process with the handler it had before, which does what it would have
+  done: the default SIGTERM ends the process (status 128+15), the default SIGINT raises
+  ``KeyboardInterrupt`` (the command line exits 130 without a traceback), a program's
+  own handler runs (and the tool's run is then a failure, not remembered). The tool
+  is ended within a fifth of a second of the signal.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from . import _answers, _fs
 
@@ -28,9 +37,63 @@ OUTPUT_LIMIT = 1 << 16
 DRAIN_S = 0.2  # how long output is still read after the tool itself exited
 
 
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+INTERRUPTED = "was interrupted by"
+
+
+class _Signals:
+    """Within: SIGTERM and SIGINT are noted, not acted on (where this thread may handle
+    signals and the signal is not ignored), so that the run can end its tool first;
+    on leaving: the handlers as they were, and a noted signal delivered again to them
+    (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def _note(self, signo: int, frame: object) -> None:
+        if self.received is None:
+            self.received = signo
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for signo in ENDING_SIGNALS:
+                handler = signal.getsignal(signo)
+                if handler is not signal.SIG_IGN and handler is not None:
+                    self.previous[signo] = signal.signal(signo, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signo, handler in self.previous.items():
+            signal.signal(signo, handler)
+        if self.received is not None:
+            signal.raise_signal(self.received)
+
+
+def _cut_short(signals: _Signals, deadline: float, timeout: float) -> str | None:
+    """Why the run must end now (a signal, the deadline), or ``None``."""
+    if signals.received is not None:
+        return f"{INTERRUPTED} {signal.Signals(signals.received).name}"
+    if time.monotonic() >= deadline:
+        return f"did not answer within {timeout:g} s"
+    return None
+
+
+def _exit_of(proc: Any, deadline: float, timeout: float, signals: _Signals) -> str | None:
+    """Wait for ``proc`` to exit; why it was not waited for to the end, or ``None``."""
+    while proc.poll() is None:
+        problem = _cut_short(signals, deadline, timeout)
+        if problem is not None:
+            return problem
+        time.sleep(0.02)
+    return None
 
 
 def collect(
@@ -44,6 +107,17 @@ def collect(
     ``(exit status or None, output, problem or None)``."""
     timeout = TIMEOUT_S if timeout is None else timeout
     limit = OUTPUT_LIMIT if limit is None else limit
+    with _Signals() as signals:
+        return _collect(argv, env, timeout, limit, signals)
+
+
+def _collect(
+    argv: list[str],
+    env: Mapping[str, str] | None,
+    timeout: float,
+    limit: int,
+    signals: _Signals,
+) -> tuple[int | None, bytes, str | None]:
     import selectors
     import subprocess
 
@@ -75,8 +149,8 @@ def collect(
                     exited_at = now
                 if exited_at is not None and now - exited_at > DRAIN_S:
                     break  # the tool is done; a child of its may hold the pipe open
-                if now >= deadline:
-                    problem = f"did not answer within {timeout:g} s"
+                problem = _cut_short(signals, deadline, timeout)
+                if problem is not None:
                     break
                 wait = DRAIN_S if exited_at is not None else min(deadline - now, 0.05)
                 if not selector.select(wait):
@@ -85,12 +159,8 @@ def collect(
                     chunk = os.read(stream, 1 << 16)
                 except BlockingIOError:
                     continue
-                if not chunk:
-                    if proc.poll() is None:
-                        try:
-                            proc.wait(max(0.0, deadline - time.monotonic()))
-                        except subprocess.TimeoutExpired:
-                            problem = f"did not answer within {timeout:g} s"
+                if not chunk:  # the output closed: wait for the tool's exit
+                    problem = _exit_of(proc, deadline, timeout, signals)
                     break
                 output += chunk
                 if len(output) > limit:
@@ -136,5 +206,6 @@ def ask(
         problem = f"exited with {status}: {tail[0][:200]}"
     if problem is not None:
         problem = f"{command} {problem}"
-    _answers.remember(answers, path, question, problem is None, problem or text)
+    if problem is None or INTERRUPTED not in problem:
+        _answers.remember(answers, path, question, problem is None, problem or text)
     return (text, None) if problem is None else (None, problem)

@@ -69,6 +69,12 @@ def tool_release(path: Path, host: Host) -> tuple[str | None, str | None]:
     output, problem = ask(path, answers=host.answers)
     if output is None:
         return None, problem
+    return release_in(output)
+
+
+def release_in(output: str) -> tuple[str | None, str | None]:
+    """The CUDA release ``--version`` printed in ``output`` (any text), or ``(None,
+    problem)``."""
     match = _RELEASE.search(output)
     if match is None:
         return None, "`--version` printed no CUDA release (not an NVIDIA CUDA tool?)"

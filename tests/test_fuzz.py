@@ -1,0 +1,662 @@
+"""Fuzzing (Hypothesis) of every parser and reader of bytes the shim reads back: manifests
+(JSON and schema), the activation record, the tools' answers (and the ELF facts kept in
+them), ``/etc/ld.so.cache`` in both formats, ELF headers, LLVM bitcode headers,
+``/proc/self/maps``, ``/proc/driver/nvidia/version``, ``-v`` and ``--version`` outputs,
+``TRITON_TOOLCHAIN_EXPORTS``.
+
+The property, for every input: a result or the project's named error (a miss, a problem
+string, ``ManifestError``), never another exception, never longer than ``HANG_S``, and
+never more memory than ``_bound(size)`` (Python's allocations, measured by
+``tracemalloc``; and an address-space limit of the process a little above what it uses,
+so that a runaway allocation fails here instead of taking the machine's memory).
+
+Inputs are random bytes and text, values of the format made by a strategy, and real files
+mutated: a real record and answers file of this machine, linker caches ``ldconfig``
+wrote, an ELF library ``gcc`` built, Triton's ``libdevice.10.bc``; mutations overwrite
+bytes, insert, delete, cut, and put lying counts (0, 2**31-1, 2**32-1, the size) where
+a count or offset may be.
+
+Profiles: ``TT_FUZZ=ci`` (the default: derandomized, the same examples every run, a few
+thousand per reader, well under a minute in all) and ``TT_FUZZ=long`` (random, 25 times
+as many examples), e.g. ``TT_FUZZ=long python -m pytest -q tests/test_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import marshal
+import os
+import resource
+import struct
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from elf_fixtures import built, install_driver, kernel_module, write_ld_cache
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from triton_toolchain import _manifest, _record
+from triton_toolchain._activate import drivers_in
+from triton_toolchain._discovery import _answers, _driver, _elf, _headers, _ldcache
+from triton_toolchain._discovery._compiler import judge_v
+from triton_toolchain._discovery._host import Host, triton_version
+from triton_toolchain._discovery._search import Verdict
+from triton_toolchain._discovery._tools import release_in
+from triton_toolchain._errors import ManifestError
+from triton_toolchain._exports import read_exports
+from triton_toolchain._observe import encode, store
+from triton_toolchain._plan import resolve_plan, without_history
+
+PROFILE = os.environ.get("TT_FUZZ", "ci")
+SCALE = {"ci": 1, "long": 25}[PROFILE]
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "long",
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(PROFILE)
+
+HANG_S = 2.0  # one input, parsed once, on a loaded machine
+
+
+def examples(n: int) -> Callable[[Any], Any]:
+    """``n`` examples in the CI profile, ``SCALE`` times as many in the long one."""
+    return settings(max_examples=n * SCALE)
+
+
+def _bound(size: int) -> int:
+    """The most memory reading ``size`` bytes may take: a small multiple of the size
+    (a marshalled list of one-byte ``None`` items is 8 bytes of pointers per byte),
+    plus what a parser needs whatever the input (pyelftools' structures)."""
+    return 64 * size + (8 << 20)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _measured() -> Iterator[None]:
+    """The address space limited to 2 GiB above what is mapped."""
+    status = Path("/proc/self/status").read_text()
+    mapped = int(
+        next(line for line in status.splitlines() if line.startswith("VmSize:")).split()[1]
+    )
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = mapped * 1024 + (2 << 30)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@contextmanager
+def bounded(size: int) -> Iterator[None]:
+    """The body ran within ``HANG_S`` and ``_bound(size)`` bytes of allocations (traced
+    only while it runs: Hypothesis's own would slow every example down tenfold)."""
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        took = time.monotonic() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert took < HANG_S, f"{took:.2f} s for {size} bytes"
+    assert peak < _bound(size), f"{peak} bytes allocated for {size} bytes"
+
+
+# ------------------------------------------------------------------------ strategies
+
+LIES = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, seeds: list[bytes], most: int = 8) -> bytes:
+    """One of ``seeds`` with up to ``most`` edits: a byte overwritten, bytes inserted or
+    deleted, a lying 4-byte count (little- or big-endian) written, the rest cut off."""
+    data = bytearray(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(0, most))):
+        op = draw(st.sampled_from(("byte", "insert", "delete", "count", "cut")))
+        pos = draw(st.integers(0, max(len(data) - 1, 0)))
+        if op == "byte" and data:
+            data[pos] = draw(st.integers(0, 255))
+        elif op == "insert":
+            data[pos:pos] = draw(st.binary(max_size=16))
+        elif op == "delete":
+            del data[pos : pos + draw(st.integers(1, 16))]
+        elif op == "count":
+            lie = draw(st.sampled_from((*LIES, len(data), len(data) + 1)))
+            order = draw(st.sampled_from(("little", "big")))
+            data[pos : pos + 4] = (lie & 0xFFFFFFFF).to_bytes(4, order)
+        elif op == "cut":
+            del data[pos:]
+    return bytes(data)
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=20)
+    | st.binary(max_size=20)
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=6)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=12), inner, max_size=6)
+    ),
+    max_leaves=12,
+)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=12), inner),
+    max_leaves=12,
+)
+# Text that parsers look into: random text, and lines made of the words they look for.
+WORDS = (
+    "Target:",
+    "x86_64-linux-gnu",
+    "aarch64-linux-gnu",
+    "i686-linux-gnu",
+    "x86_64-linux-gnux32",
+    "gcc version",
+    "clang version",
+    "release",
+    "V12.8.93",
+    "12.8,",
+    "Kernel Module",
+    "Open Kernel Module for x86_64",
+    "for",
+    "NVRM version:",
+    "580.159.04",
+    "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+    "/libcuda.so",
+    "r-xp",
+    "00000000",
+    "\n",
+    "\t",
+    " ",
+    "\0",
+    "\udcff",
+    "9" * 30,
+    "9" * 5000,
+    ".",
+)
+TEXTS = st.text(max_size=300) | st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join)
+TEXT_BYTES = TEXTS.map(lambda t: t.encode("utf-8", "surrogateescape")) | st.binary(max_size=300)
+NESTED = st.integers(1, 100_000).map(lambda n: "[" * n) | st.integers(1, 5000).map(
+    lambda n: '{"a":' * n
+)
+
+
+# --------------------------------------------------------------------------- manifests
+
+HERE = str(Path(__file__).resolve())
+MANIFEST_FILE = Path("/fuzz/manifest.json")
+PATHS = st.sampled_from(
+    ("/usr/bin/gcc", HERE, "/usr", "/nonexistent/x", "relative/x", "", "/dev/null", "/a\0b")
+) | st.text(max_size=30)
+ENTRY = (
+    st.fixed_dictionaries(
+        {},
+        optional={"path": PATHS | JSON_VALUES, "version": st.text(max_size=8) | JSON_VALUES},
+    )
+    | JSON_VALUES
+)
+COMPONENT_NAMES = st.sampled_from(
+    ("ptxas", "ptxas-blackwell", "cc", "cxx", "openmp", "cuda-home", "libdevice", "libcuda", "x")
+) | st.text(max_size=10)
+MANIFESTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "schema": st.sampled_from((1, 2, 3, "2", True, None, 2.0)) | JSON_VALUES,
+        "generator": st.text(max_size=10) | JSON_VALUES,
+        "strict": st.booleans() | JSON_VALUES,
+        "driver_dirs": st.lists(PATHS | JSON_VALUES, max_size=3) | JSON_VALUES,
+        "components": st.dictionaries(COMPONENT_NAMES, ENTRY, max_size=4) | JSON_VALUES,
+        "unknown": JSON_VALUES,
+    },
+)
+MANIFEST_BYTES = (
+    st.binary(max_size=400)
+    | MANIFESTS.map(lambda d: json.dumps(d).encode())
+    | JSON_VALUES.map(lambda d: json.dumps(d).encode())
+    | NESTED.map(str.encode)
+    | st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass"))
+)
+
+
+def _parse_manifest(data: bytes) -> None:
+    with bounded(len(data)):
+        try:
+            manifest = _manifest.parse(MANIFEST_FILE, data)
+        except ManifestError as exc:
+            assert str(exc).startswith(f"{MANIFEST_FILE}: "), exc
+        else:
+            assert manifest.schema in _manifest.SCHEMAS
+
+
+@examples(700)
+@given(MANIFEST_BYTES)
+def test_manifest_parse(data: bytes) -> None:
+    _parse_manifest(data)
+
+
+VALID_MANIFEST = json.dumps(
+    {
+        "schema": 2,
+        "strict": False,
+        "driver_dirs": ["/usr/lib"],
+        "components": {"cc": {"path": "/usr/bin/gcc", "version": "12.2.0"}},
+    }
+).encode()
+
+
+@examples(700)
+@given(mutated([VALID_MANIFEST]))
+def test_manifest_parse_mutated(data: bytes) -> None:
+    _parse_manifest(data)
+
+
+# ----------------------------------------------------------------- the activation record
+
+
+@pytest.fixture(scope="module")
+def real_record(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, str]]:
+    """The record this machine's resolution writes, and the environment it is for."""
+    home = tmp_path_factory.mktemp("record-home")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TRITON")}
+    environ.update(HOME=str(home))
+    environ.pop("XDG_CACHE_HOME", None)
+    plan, facts = resolve_plan(None, environ)
+    assert store(_record.identity(None), facts, without_history(plan), environ)
+    path = home / ".cache" / "triton-toolchain" / _record.RECORD_FILE
+    return path.read_bytes(), environ
+
+
+def _read_record(data: bytes) -> None:
+    """The reader's pieces on ``data``, each a result or a miss."""
+    with bounded(len(data)):
+        found = _record.entries(data)
+        assert isinstance(found, list)
+        for _, raw in found[:2]:
+            content = _record.body(raw)
+            assert content is None or _record.plan_fits(content[2])
+
+
+@examples(400)
+@given(
+    st.binary(max_size=200).map(lambda b: _record.RECORD_HEADER + b)
+    | VALUES.map(lambda v: _record.RECORD_HEADER + marshal.dumps(v, 4))
+    | st.lists(st.tuples(VALUES, st.binary(max_size=60)), max_size=4).map(
+        lambda entries: _record.RECORD_HEADER + marshal.dumps([list(e) for e in entries], 4)
+    )
+)
+def test_record_random(data: bytes) -> None:
+    _read_record(data)
+
+
+@examples(300)
+@given(data=st.data())
+def test_record_mutated(real_record: tuple[bytes, dict[str, str]], data: st.DataObject) -> None:
+    raw = _record.entries(real_record[0])[0][1]
+    whole = data.draw(mutated([real_record[0]]))
+    _read_record(whole)
+    body = data.draw(mutated([raw]))
+    with bounded(len(body)):
+        content = _record.body(body)
+        assert content is None or _record.plan_fits(content[2])
+
+
+ARGS = ("/", "/usr/*", "/*/*/*", "os.path", "triton", "/proc/self/maps", "HOME", "relative")
+
+
+@examples(150)
+@given(data=st.data())
+def test_record_lookup_of_a_mutated_file(
+    real_record: tuple[bytes, dict[str, str]], data: st.DataObject, tmp_path_factory: Any
+) -> None:
+    """The whole reader, from the file: a plan of the right shape (whose every fact
+    held again) or a miss; facts mutated included (observed for real)."""
+    raw, environ = real_record
+    records = _record.decode(raw)
+    facts = records[0]["facts"]
+    if data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(facts) - 1))
+        op = data.draw(st.sampled_from((*_record.OPS, "env")) | st.text(max_size=8))
+        arg = data.draw(st.sampled_from(ARGS) | st.text(max_size=30))
+        facts[i] = [op, arg, data.draw(VALUES)]
+        with contextlib.suppress(ValueError):  # a fact the writer cannot store: a NUL
+            raw = encode(records)
+    home = Path(environ["HOME"])
+    path = home / ".cache" / "triton-toolchain" / _record.RECORD_FILE
+    mutated_bytes = data.draw(mutated([raw], most=3))
+    path.write_bytes(mutated_bytes)
+    with bounded(len(mutated_bytes)):
+        plan = _record.lookup(_record.identity(None), environ)
+    assert plan is None or _record.plan_fits(plan)
+
+
+@examples(500)
+@given(
+    VALUES.map(lambda v: marshal.dumps(v, 4))
+    | VALUES.map(lambda v: marshal.dumps(v, 2))
+    | st.binary(max_size=100)
+    | mutated([marshal.dumps([[1, "a", None, b"x", {"k": [True, 2**70]}]] * 3, 4)])
+)
+def test_marshal_walk_bounds_what_marshal_allocates(data: bytes) -> None:
+    """What ``bounded`` lets through decodes within the bound (or is refused by
+    ``marshal`` itself, a reference to nothing, a digit out of range: a miss)."""
+    with bounded(len(data)):
+        decoded = _record._load(data)
+    assert decoded is None or _record.bounded(data)
+
+
+@examples(300)
+@given(VALUES)
+def test_marshal_walk_accepts_every_record_value(value: Any) -> None:
+    """Never a miss for what the writer writes: every value of the types records hold,
+    nested no deeper than ``MAX_NESTING``, passes (else every process would resolve)."""
+    assert _record.bounded(marshal.dumps(value, _record.MARSHAL_VERSION)) == (
+        "float" not in repr(type(value)) and _floatless(value)
+    )
+
+
+def _floatless(value: Any) -> bool:
+    if isinstance(value, float):
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(_floatless(v) for v in value)
+    if isinstance(value, dict):
+        return all(_floatless(k) and _floatless(v) for k, v in value.items())
+    return True
+
+
+# --------------------------------------------------------------------- the tools' answers
+
+
+@pytest.fixture(scope="module")
+def real_answers(real_record: tuple[bytes, dict[str, str]]) -> bytes:
+    path = Path(real_record[1]["HOME"]) / ".cache" / "triton-toolchain" / _answers.ANSWERS_FILE
+    return path.read_bytes()
+
+
+def _parse_answers(data: bytes) -> None:
+    with bounded(len(data)):
+        loaded = _answers.parse(data)
+    assert len(loaded) <= _answers.MAX_ENTRIES
+    for value in loaded.values():
+        assert type(value[0]) is bool and type(value[1]) is str
+        with bounded(len(value[1])):
+            info = _elf.remembered_info(value[1])
+        assert info is None or info.elf_class in (32, 64)
+
+
+@examples(500)
+@given(
+    st.binary(max_size=300)
+    | JSON_VALUES.map(lambda v: json.dumps(v).encode())
+    | st.dictionaries(st.text(max_size=20), JSON_VALUES, max_size=5).map(
+        lambda v: json.dumps(v).encode()
+    )
+    | NESTED.map(str.encode)
+    | st.integers(1, 200_000).map(lambda n: b'{"k": [true, "x"], "n": ' + b"7" * n + b"}")
+)
+def test_answers_random(data: bytes) -> None:
+    _parse_answers(data)
+
+
+@examples(500)
+@given(data=st.data())
+def test_answers_mutated(real_answers: bytes, data: st.DataObject) -> None:
+    _parse_answers(data.draw(mutated([real_answers])))
+
+
+JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+ELF_FACTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "elf_class": st.sampled_from((32, 64, "64", 63, True)) | JSON_SCALARS,
+        "machine": st.sampled_from(("EM_X86_64", 62)) | JSON_SCALARS,
+        "osabi": st.sampled_from(("ELFOSABI_SYSV",)) | JSON_SCALARS,
+        "soname": st.none() | st.text(max_size=10) | JSON_SCALARS,
+        "needed": st.lists(st.text(max_size=10) | JSON_SCALARS, max_size=3) | JSON_SCALARS,
+        "extra": JSON_SCALARS,
+    },
+)
+
+
+@examples(500)
+@given(ELF_FACTS.map(json.dumps) | st.text(max_size=100))
+def test_remembered_elf_facts(text: str) -> None:
+    with bounded(len(text)):
+        info = _elf.remembered_info(text)
+    if info is not None:
+        assert info.describe and all(isinstance(n, str) for n in info.needed)
+
+
+# ----------------------------------------------------------------------- ld.so.cache
+
+
+@pytest.fixture(scope="module")
+def caches(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    """Linker caches ``ldconfig`` wrote, in each format, over a 64- and a 32-bit driver."""
+    root = tmp_path_factory.mktemp("ldcache")
+    dirs = [
+        install_driver(root / "usr/lib/x86_64-linux-gnu").parent,
+        install_driver(root / "usr/lib/i386-linux-gnu", variant="i386").parent,
+    ]
+    return [
+        write_ld_cache(root / f"{fmt}.cache", dirs, fmt).read_bytes()
+        for fmt in ("new", "old", "compat")
+    ]
+
+
+def _parse_cache(data: bytes) -> None:
+    with bounded(len(data)):
+        parsed = _ldcache.parse_ld_cache(data)
+    assert isinstance(parsed, (_ldcache.LdCache, str))
+    if isinstance(parsed, _ldcache.LdCache):
+        for entry in parsed.entries:
+            assert isinstance(entry.name, str) and isinstance(entry.arch, str)
+
+
+@examples(1000)
+@given(data=st.data())
+def test_ld_cache_mutated(caches: list[bytes], data: st.DataObject) -> None:
+    _parse_cache(data.draw(mutated(caches)))
+
+
+@examples(500)
+@given(
+    st.sampled_from((_ldcache.NEW_MAGIC, _ldcache.OLD_MAGIC + b"\0", b"")).flatmap(
+        lambda magic: st.binary(max_size=200).map(lambda b: magic + b)
+    )
+    | st.tuples(st.integers(0, 0xFFFFFFFF), st.integers(0, 0xFFFFFFFF), st.integers(0, 255)).map(
+        lambda t: _ldcache.NEW_MAGIC + struct.pack("<IIB3xI12x", t[0], t[1], t[2], 0)
+    )
+)
+def test_ld_cache_random(data: bytes) -> None:
+    _parse_cache(data)
+
+
+# ------------------------------------------------------------------------- ELF headers
+
+
+@pytest.fixture(scope="module")
+def elves() -> list[bytes]:
+    """Libraries gcc built, 64- and 32-bit (with SONAME and DT_NEEDED)."""
+    return [built("x86_64").read_bytes(), built("i386").read_bytes()]
+
+
+@examples(500)
+@given(data=st.data())
+def test_elf_headers_mutated(
+    elves: list[bytes], data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    headers = st.binary(max_size=100).map(lambda b: _elf.ELF_MAGIC + b)
+    blob = data.draw(mutated(elves, most=12) | headers)
+    path = tmp_path_factory.getbasetemp() / "fuzzed.so"
+    path.write_bytes(blob)
+    with bounded(len(blob)):
+        info = _elf.read_elf(path)
+    assert isinstance(info, (_elf.ElfInfo, str))
+    if isinstance(info, _elf.ElfInfo):
+        assert info.elf_class in (32, 64) and isinstance(info.machine, str)
+
+
+# ---------------------------------------------------------------------- LLVM bitcode
+
+
+@pytest.fixture(scope="module")
+def bitcode() -> list[bytes]:
+    """Triton's ``libdevice.10.bc`` (its start and its end, where blocks begin and end)
+    and a bitcode wrapper around its start."""
+    spec = importlib.util.find_spec("triton")
+    assert spec is not None and spec.origin, "Triton is installed by the nox session"
+    path = Path(spec.origin).parent / "backends/nvidia/lib/libdevice.10.bc"
+    data = path.read_bytes()
+    assert _headers.bitcode_problem(data) is None
+    head = data[:2048]
+    wrapper = _headers.WRAPPER_MAGIC + struct.pack("<IIII", 0, 20, len(head), 7) + head
+    return [head, data[-2048:], wrapper, data[:64]]
+
+
+@examples(1000)
+@given(data=st.data())
+def test_bitcode_headers(bitcode: list[bytes], data: st.DataObject) -> None:
+    blob = data.draw(
+        mutated(bitcode)
+        | st.binary(max_size=200).map(lambda b: _headers.BITCODE_MAGIC + b)
+        | st.binary(max_size=200).map(lambda b: _headers.WRAPPER_MAGIC + b)
+    )
+    with bounded(len(blob)):
+        problem = _headers.bitcode_problem(blob)
+    assert problem is None or isinstance(problem, str)
+
+
+# ---------------------------------------------------------------- /proc and tools' output
+
+MAPS_LINE = st.tuples(
+    st.sampled_from(("7f00-7f10", "0-1", "", "x")),
+    st.sampled_from(("r-xp", "rw-p", "")),
+    st.sampled_from(("00000000", "")),
+    st.sampled_from(("08:01", "")),
+    st.sampled_from(("1234", "0", "")),
+    st.sampled_from(("/usr/lib/libcuda.so.1", "/x/libcuda.so", "[heap]", "", "/a b/libcuda.so.1"))
+    | st.text(max_size=30),
+).map(lambda t: " ".join(t).encode("utf-8", "surrogateescape"))
+
+
+@examples(800)
+@given(
+    st.lists(MAPS_LINE, max_size=20).map(b"\n".join)
+    | TEXT_BYTES
+    | st.binary(max_size=300).map(lambda b: b + b"/libcuda.so")
+)
+def test_proc_self_maps(text: bytes) -> None:
+    with bounded(len(text)):
+        found = drivers_in(text)
+    assert all("libcuda.so" in p for p in found) and len(found) == len(set(found))
+
+
+@examples(500)
+@given(data=st.data())
+def test_proc_driver_nvidia_version(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.getbasetemp() / "nvidia-root"
+    kernel_module(root)
+    path = root / "proc/driver/nvidia/version"
+    real = path.read_bytes()
+    blob = data.draw(mutated([real]) | TEXT_BYTES | st.binary(max_size=300))
+    path.write_bytes(blob)
+    with bounded(len(blob)):
+        version = _driver.kernel_module_version(Host(root=root))
+    assert version is None or all(p.isdigit() for p in version.split("."))
+
+
+@examples(1000)
+@given(TEXTS, st.lists(st.sampled_from(("-m32", "-m64", "-mx32", "-O2", "")), max_size=3))
+def test_compiler_v_output(text: str, options: list[str]) -> None:
+    with bounded(len(text)):
+        verdict = judge_v(text, options, "x86_64")
+    assert isinstance(verdict, Verdict)
+    assert verdict.problem is None or isinstance(verdict.problem, str)
+
+
+@examples(1000)
+@given(TEXTS)
+def test_tool_version_output(text: str) -> None:
+    with bounded(len(text)):
+        release, problem = release_in(text)
+    assert (release is None) != (problem is None)
+
+
+@examples(500)
+@given(
+    st.text(max_size=300)
+    | JSON_VALUES.map(json.dumps)
+    | st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=4).map(json.dumps)
+    | NESTED
+)
+def test_exports_variable(value: str) -> None:
+    with bounded(len(value)):
+        exports = read_exports(value)
+    assert all(isinstance(v, str) and isinstance(s, str) for v, s in exports.values())
+
+
+HEADER_TEXT = st.lists(
+    st.sampled_from(
+        (
+            "#define CUDA_VERSION ",
+            "  #  define   CUDA_VERSION\t",
+            "__version__ = '",
+            '__version__ = "',
+            "13000",
+            "3.9.0",
+            "1" * 5000,
+            "\n",
+            ".",
+            "'",
+        )
+    )
+    | st.text(max_size=10),
+    max_size=12,
+).map("".join)
+
+
+@examples(800)
+@given(data=st.data())
+def test_version_lines_of_cuda_h_and_triton(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``cuda.h``'s ``CUDA_VERSION`` and Triton's ``__version__``, read from files."""
+    directory = tmp_path_factory.getbasetemp() / "versions"
+    directory.mkdir(exist_ok=True)
+    blob = data.draw(HEADER_TEXT.map(lambda t: t.encode("utf-8", "surrogateescape")) | TEXT_BYTES)
+    (directory / "cuda.h").write_bytes(blob)
+    (directory / "__init__.py").write_bytes(blob)
+    with bounded(len(blob)):
+        cuda = _headers.cuda_h_version(directory / "cuda.h")
+        triton = triton_version(directory)
+    assert cuda is None or cuda.count(".") == 1
+    assert triton is None or all(type(n) is int for n in triton)
