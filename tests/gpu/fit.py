@@ -51,8 +51,11 @@ def launch(ptxas: str, shim: bool) -> dict[str, object]:
     env["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
     if not shim:
         env["TRITON_TOOLCHAIN"] = "off"
+    # @triton.jit reads the kernel's source: the child is a file, not `python -c`.
+    child = Path(env["TRITON_CACHE_DIR"]) / "fit_child.py"
+    child.write_text(CHILD)
     done = subprocess.run(
-        [sys.executable, "-c", CHILD],
+        [sys.executable, str(child)],
         env=env,
         capture_output=True,
         text=True,
