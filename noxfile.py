@@ -61,6 +61,11 @@ TRITON_TESTS = (
 TORCH = "2.13.0"
 
 
+# What tests/test_package.py builds and checks the distributions with (hatchling: the
+# build runs without isolation, offline).
+PACKAGING = ("build", "twine", "check-wheel-contents", "hatchling>=1.27")
+
+
 def _install(session: nox.Session, triton: str) -> None:
     session.install("-e", "./python", "pytest", f"triton=={triton}")
 
@@ -71,7 +76,7 @@ def tests(session: nox.Session) -> None:
     _install(session, LATEST_TRITON)
     # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
     # hatchling (no build isolation, offline), and so does the test that pip-installs it.
-    session.install("pip", "hatchling", "ninja")
+    session.install("pip", "ninja", *PACKAGING)
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
     # The other Debian release's Nix too (tools/other-nix.sh), besides the system's.
     session.run("pytest", "-ra", *session.posargs, env={"TT_MODERN_NIX": "1"})
@@ -85,6 +90,7 @@ def oldest_python(session: nox.Session) -> None:
     tests' stand-in nixpkgs builds with whichever interpreter runs them: `tests` covers
     them."""
     _install(session, "3.6.0")
+    session.install(*PACKAGING)
     # Tests marked `torch` run in `tests` (no local torch for Python 3.10: a download of GBs).
     session.run("pytest", "-ra", "--ignore=tests/nix", "-m", "not torch", *session.posargs)
 

@@ -10,7 +10,13 @@
   manifest ? null,
 }:
 let
-  pyproject = lib.importTOML ../python/pyproject.toml;
+  # The version is written once, as `__version__` in the package (pyproject.toml reads it
+  # from there too).
+  version = builtins.head (
+    builtins.match ".*\n__version__ = \"([^\"]+)\".*" (
+      builtins.readFile ../python/src/triton_toolchain/__init__.py
+    )
+  );
   inherit (lib.fileset)
     difference
     fileFilter
@@ -29,7 +35,7 @@ let
 in
 buildPythonPackage {
   pname = "triton-toolchain";
-  inherit (pyproject.project) version;
+  inherit version;
   pyproject = true;
 
   src = toSource {

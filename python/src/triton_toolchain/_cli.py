@@ -22,10 +22,10 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
 from ._discovery._host import Host
@@ -51,13 +51,6 @@ def parse_arch(text: str) -> int:
     return int(major) * 10 + int(minor) if minor is not None else int(major)
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def _manifest_line(tc: Toolchain) -> str:
     """``manifest: FILE (schema 2, by GENERATOR, strict)`` or ``manifest: none``."""
     if tc.manifest is None:
@@ -79,7 +72,7 @@ def _header(tc: Toolchain, installed: Installed) -> str:
     target = f"sm_{tc.arch}" if tc.arch else "any architecture"
     return "\n".join(
         (
-            f"triton-toolchain {_version('triton-toolchain') or '(source)'}: "
+            f"triton-toolchain {__version__}: "
             f"{installed.describe('triton')}, {installed.describe('torch')}, "
             f"Python {platform.python_version()} ({sys.executable}), {platform.machine()}",
             f"target {target}; {_manifest_line(tc)}",
@@ -303,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="triton-toolchain",
         description="Tells OpenAI Triton where its run-time toolchain is.",
     )
+    parser.add_argument("--version", action="version", version=f"triton-toolchain {__version__}")
     sub = parser.add_subparsers(dest="cmd")
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
