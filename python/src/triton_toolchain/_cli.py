@@ -21,7 +21,8 @@ import platform
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from ._errors import ManifestError, SettingError, ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
 from ._model import Choice, Source, SourceKind, Toolchain
-from ._report import GoalVerdict, Installed, doctor_report, explain_missing, judge
+from ._report import GoalVerdict, Installed, doctor_report, explain_missing, fit, judge
 from ._resolve import resolve, resolve_all
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
@@ -133,6 +134,24 @@ def _focus(
     return {goal: verdict}, verdict
 
 
+@contextlib.contextmanager
+def _warnings_as_lines(shown: Sequence[str]) -> Iterator[None]:
+    """Warnings raised while ``doctor`` imports Triton (the shim's own activation
+    repeating a wrong setting, Triton's deprecations) become one ``warning:`` line each on
+    standard error, not Python's ``file:line: RuntimeWarning`` and a source line; those
+    repeating an error the report shows (``shown``) are left out."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    lines = []
+    for warning in caught:
+        text = str(warning.message)
+        if not any(error in text for error in shown):
+            lines.append(f"warning: {' '.join(text.split())}")
+    for line in dict.fromkeys(lines):
+        print(fit(line), file=sys.stderr)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
     tc = resolve_all(args.arch, host=host)
@@ -146,16 +165,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     from ._triton._guards import unusable_tools
 
-    refused = unusable_tools(tc) if asks_ptxas else ()
+    shown = [c.error for c in tc.errors() if c.error]
+    with _warnings_as_lines(shown):
+        refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
-    shown, focus = _focus(judged, args.goal)
+    verdicts, focus = _focus(judged, args.goal)
     rejected = manifest_rejections(tc)
     status = 2 if tc.errors() or rejected else (0 if focus.ready else 1)
     report = None
     if args.run:
         from ._selftest import self_test
 
-        report = self_test(tc)
+        with _warnings_as_lines(shown):
+            report = self_test(tc)
         status = status or (0 if report.ok else 1)
     if args.json:
         doc = tc.to_dict()
@@ -170,19 +192,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         header = _header(tc, installed)
-        print(
-            doctor_report(
-                tc, header=header, verdicts=shown, installed=installed, verbose=args.verbose
-            )
+        text = doctor_report(
+            tc, header=header, verdicts=verdicts, installed=installed, verbose=args.verbose
         )
+        print(fit(text))
         for line in rejected:
             print(
-                f"\nerror: {line}; fix: correct the entry or regenerate the manifest with "
-                "`triton-toolchain lock -o FILE --force`",
+                fit(
+                    f"\nerror: {line}; fix: correct the entry or regenerate the manifest with "
+                    "`triton-toolchain lock -o FILE --force`"
+                ),
                 file=sys.stderr,
             )
         if report is not None:
-            print("\n" + report.text)
+            print(fit("\n" + report.text))
     return status
 
 
@@ -214,6 +237,33 @@ def cmd_which(args: argparse.Namespace) -> int:
     return 0
 
 
+# What the machine that runs a program provides, not its image: the driver, and the
+# directory the launcher links against (the driver's).
+HOST_DRIVER = ("libcuda", "libcuda-link")
+LOCK_WITHOUT_DRIVER = (
+    "an image built without a GPU may lock without the driver, which the machine running "
+    "the image provides (the NVIDIA container toolkit mounts it; the shim finds it there): "
+    "`triton-toolchain lock --no-driver -o FILE` exits 0 when everything else is found"
+)
+
+
+def _lock_missing(tc: Toolchain, *, no_driver: bool) -> list[str]:
+    """What ``lock`` says about required components it did not find (its exit status is 1
+    for them), and how a GPU-less image build locks without the driver."""
+    missing = [c.component for c in tc.missing(None)]
+    if no_driver:
+        missing = [name for name in missing if name not in HOST_DRIVER]
+    if not missing:
+        return []
+    lines = [
+        f"missing: {', '.join(missing)}; the manifest names only what was found "
+        "(`triton-toolchain doctor` says why and what to do)"
+    ]
+    if set(missing) & set(HOST_DRIVER):
+        lines.append(LOCK_WITHOUT_DRIVER)
+    return lines
+
+
 def cmd_lock(args: argparse.Namespace) -> int:
     tc = _resolve_verified(args.arch)
     components = {
@@ -235,7 +285,10 @@ def cmd_lock(args: argparse.Namespace) -> int:
         out = Path(os.path.abspath(args.output))
         done = write(out, text, force=args.force)
         print(f"{done} ({len(components)} components)", file=sys.stderr)
-    return _status(tc, "all")
+    missing = _lock_missing(tc, no_driver=args.no_driver)
+    for line in missing:
+        print(fit(line), file=sys.stderr)
+    return 1 if missing else 0
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
@@ -351,6 +404,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--strict", action="store_true", help="mark the manifest strict (no discovery)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument(
+        "--no-driver",
+        action="store_true",
+        help="exit 0 without the NVIDIA driver (an image built without a GPU: the machine "
+        "that runs it provides the driver)",
+    )
     p.set_defaults(func=cmd_lock)
 
     p = add("check-manifest", "validate a manifest file and judge each of its entries")

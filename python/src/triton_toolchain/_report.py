@@ -40,6 +40,8 @@ REFUSED_FIX = (
     "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
 )
 VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
+# The widest line `doctor` prints (``fit``): long lines wrap, long paths break at a "/".
+WIDTH = 100
 _PTXAS = ("ptxas", "ptxas-blackwell")
 
 
@@ -173,9 +175,12 @@ class GoalVerdict:
 
     @property
     def verdict(self) -> str:
-        """``ready``, ``not ready: WHY``, or ``partly: can A; cannot B: WHY``."""
+        """``ready``, ``not ready: WHY``, or ``partly: can A; cannot B: WHY``. A missing
+        package comes with every wrong setting of the goal's components (a wrong
+        ``CUDA_HOME`` is worth saying while torch is not installed)."""
         if self.blockers:
-            return f"not ready: {_reasons(self.blockers)}"
+            wrong = [b for s in self.steps for b in s.blockers if b.kind == "error"]
+            return f"not ready: {_reasons([*self.blockers, *wrong])}"
         done: list[str] = []
         for judged in self.steps:
             if not judged.ready:
@@ -204,7 +209,8 @@ class GoalVerdict:
                 if b.component is None
             ],
             "fix": first.fix if first else None,
-            "steps": {s.step.name: s.ready for s in self.steps},
+            # A step is ready when it and the goal's packages are (no Triton: no compile).
+            "steps": {s.step.name: s.ready and not self.blockers for s in self.steps},
         }
 
 
@@ -317,6 +323,53 @@ def _short_source(choice: Choice) -> str:
     return str(choice.source)
 
 
+def _error_lines(tc: Toolchain) -> list[str]:
+    """Each wrong explicit setting (the exit status is 2 for any of them, whatever the
+    goal shown): ``error: COMPONENT: VARIABLE='value': problem`` and its fix."""
+    lines = []
+    for choice in tc.errors():
+        reason, _, fix = (choice.error or "").partition("; fix: ")
+        lines.append(f"error: {choice.component}: {reason}")
+        lines += [f"  fix: {fix}"] if fix else []
+    return lines
+
+
+def _wrap_long_word(line: str, width: int, indent: str) -> list[str]:
+    """``line`` cut after a "/" (else anywhere) until each piece fits ``width``."""
+    pieces = []
+    while len(line) > width:
+        cut = line.rfind("/", len(indent) + 1, width)
+        cut = cut + 1 if cut > len(indent) else width
+        pieces.append(line[:cut])
+        line = indent + line[cut:]
+    return [*pieces, line]
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line of more than ``width`` columns wrapped at spaces, its
+    continuation indented four columns more than the line; a word that still does not fit
+    (a long path) is cut after a "/"."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        wrapped = textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
+        for piece in wrapped:
+            out += _wrap_long_word(piece, width, indent)
+    return "\n".join(out)
+
+
 def _status(choice: Choice, needed: set[str]) -> str:
     if choice.error:
         return "ERROR"
@@ -369,13 +422,15 @@ def doctor_report(
     out = [header, ""]
     for verdict in shown:
         out += _goal_lines(verdict, width)
+    out += _error_lines(tc)
     out += [f"note: {note}" for note in tc.notes]
     rows = [("component", "status", "version", "source", "path")]
     for name in names:
         choice = tc[name]
         status = _status(choice, needed)
         source = _short_source(choice)
-        rows.append((name, status, choice.version or "", source, choice.path or ""))
+        path = choice.path or ("(see the error above)" if choice.error else "")
+        rows.append((name, status, choice.version or "", source, path))
     out += ["", table(rows)]
     if not verbose:
         out += ["", VERBOSE_HINT]

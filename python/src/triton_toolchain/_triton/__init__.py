@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"
 BUILD = "triton.runtime.build"
+RUNTIME_DRIVER = "triton.runtime.driver"
 # Triton's lru_caches that hold toolchain lookups, per module.
 TRITON_CACHES: dict[str, tuple[str, ...]] = {
     "driver": ("libcuda_dirs", "library_dirs"),
@@ -270,6 +271,30 @@ def no_driver_probe(original: Callable[[], bool]) -> Callable[[], bool]:
     return _cuda_driver_is_active
 
 
+def no_driver_selection(plan: PlanGetter) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Triton's ``runtime.driver._create_driver`` (every release 3.0-3.9), whose ``0
+    active drivers ([]). There should only be one.`` gains, where the shim found no
+    usable driver, what the shim found and ``triton-toolchain doctor``
+    (``_guards.no_active_driver``); any other outcome is Triton's own."""
+
+    def make(original: Callable[[], Any]) -> Callable[[], Any]:
+        @functools.wraps(original)
+        def _create_driver() -> Any:
+            try:
+                return original()
+            except RuntimeError as exc:
+                if not str(exc).startswith("0 active drivers"):
+                    raise
+                from ._guards import no_active_driver
+
+                raise no_active_driver(plan(), str(exc)) from exc
+
+        setattr(_create_driver, ORIGINAL, original)
+        return _create_driver
+
+    return make
+
+
 def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
     """Guard ``get_ptxas``; without a driver, replace ``libcuda_dirs`` (also without a
     link directory) and the by-name driver probe; with one, put Triton's back."""
@@ -297,6 +322,17 @@ def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
         elif state.patches.patch(where, namespace, "libcuda_dirs", lambda _o: no_driver_dirs(plan)):
             report.applied[f"patch:{where}.libcuda_dirs"] = (
                 "explains the missing driver instead of running ldconfig"
+            )
+    selection = sys.modules.get(RUNTIME_DRIVER)
+    if selection is not None:
+        namespace = vars(selection)
+        if current["driver"] is not None or user_set:
+            state.patches.unpatch(RUNTIME_DRIVER, namespace, "_create_driver")
+        elif state.patches.patch(
+            RUNTIME_DRIVER, namespace, "_create_driver", no_driver_selection(plan)
+        ):
+            report.applied[f"patch:{RUNTIME_DRIVER}._create_driver"] = (
+                "no driver found: Triton's '0 active drivers' says what the shim found"
             )
 
 
