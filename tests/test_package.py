@@ -14,9 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, require_tool
-
 import triton_toolchain
+from conftest import ROOT, require_tool
 
 PYTHON_DIR = ROOT / "python"
 
@@ -46,7 +45,10 @@ def test_the_version_is_written_once_and_answered_by_the_command() -> None:
     assert 'dynamic = ["version"]' in pyproject
     assert not re.search(r"^version\s*=", pyproject, re.M)
     done = _run(sys.executable, "-m", "triton_toolchain", "--version")
-    assert (done.returncode, done.stdout) == (0, f"triton-toolchain {triton_toolchain.__version__}\n")
+    assert (done.returncode, done.stdout) == (
+        0,
+        f"triton-toolchain {triton_toolchain.__version__}\n",
+    )
     # Reading the version costs `import triton_toolchain` nothing: no importlib.metadata.
     done = _run(
         sys.executable,
@@ -105,15 +107,16 @@ def test_the_wheel_in_a_fresh_venv_answers_version_doctor_and_configures_triton(
 ) -> None:
     """A fresh venv (uv: Triton's wheel comes from its cache), the built wheel and
     the Triton release of this session's environment installed into it."""
-    import triton
+    from importlib import metadata
 
+    triton_version = metadata.version("triton")  # not imported: that would activate the shim here
     uv = require_tool("uv", "uv (`pip install uv`)")
     venv = tmp_path / "venv"
     done = _run(uv, "venv", "-q", "-p", sys.executable, venv)
     assert done.returncode == 0, done.stderr
     python = venv / "bin/python"
     done = _run(
-        uv, "pip", "install", "-q", "--python", python, dist["wheel"], f"triton=={triton.__version__}"
+        uv, "pip", "install", "-q", "--python", python, dist["wheel"], f"triton=={triton_version}"
     )
     assert done.returncode == 0, done.stdout + done.stderr
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
@@ -124,7 +127,7 @@ def test_the_wheel_in_a_fresh_venv_answers_version_doctor_and_configures_triton(
     doctor = _run(command, "doctor", env=env)
     assert doctor.returncode in (0, 1), doctor.stdout + doctor.stderr  # 1: no driver here
     assert doctor.stdout.startswith(
-        f"triton-toolchain {triton_toolchain.__version__}: Triton {triton.__version__}"
+        f"triton-toolchain {triton_toolchain.__version__}: Triton {triton_version}"
     )
     assert doctor.stderr == ""
     # The installed .pth hook: `import triton` alone configures it, from this venv's shim.

@@ -6,6 +6,7 @@ cache, as a user runs the command."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,16 +15,43 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
 from triton_toolchain._report import WIDTH
 
 SRC = ROOT / "python/src"
 
 
+def unwrap(text: str) -> list[str]:
+    """``doctor``'s lines as they were before wrapping at 100 columns (``_report.fit``):
+    a line indented four more than the one before continues it."""
+    lines: list[str] = []
+    indent = 0
+    for line in text.splitlines():
+        lead = len(line) - len(line.lstrip(" "))
+        if lines and line.strip() and lead == indent + 4:
+            lines[-1] += " " + line.strip()
+            continue
+        lines.append(line)
+        indent = lead
+    return lines
+
+
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CXX", "CC", "CUDA_HOME")}
+    # Without the toolchain's variables (an activation in this process may have set them).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CXX", "CC", "CUDA_HOME", "CUDA_PATH") and not k.startswith("TRITON_")
+    }
     env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), **extra)
     return env
+
+
+def package_dir(name: str) -> Path:
+    """Where package ``name`` is installed, without importing it (importing Triton here
+    would activate the shim in this process, which exports Triton's variables)."""
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.submodule_search_locations, f"{name} is not installed"
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def site_view(tmp_path: Path, *, torch: bool = False, triton: bool = True) -> Path:
@@ -36,13 +64,9 @@ def site_view(tmp_path: Path, *, torch: bool = False, triton: bool = True) -> Pa
     view.mkdir()
     packages = {"elftools": Path(elftools.__file__).parent}
     if triton:
-        import triton as triton_module
-
-        packages["triton"] = Path(triton_module.__file__).parent
+        packages["triton"] = package_dir("triton")
     if torch:
-        import torch as torch_module
-
-        packages["torch"] = Path(torch_module.__file__).parent
+        packages["torch"] = package_dir("torch")
     for name, where in packages.items():
         (view / name).symlink_to(where)
     return view
@@ -137,18 +161,24 @@ def test_doctor_shows_triton_s_and_the_shim_s_warnings_as_lines_not_python_s(
 
 def test_every_line_of_doctor_fits_100_columns(tmp_path: Path) -> None:
     """This checkout's venv paths are long (Triton's bundled tools lie 80 columns deep):
-    every line, plain and -v, still fits, and no path is lost (a cut one joins back)."""
-    for args in (("doctor",), ("doctor", "-v"), ("doctor", "--for", "compile")):
-        done = doctor(tmp_path, *args, CXX="/nonexistent/" + "very-long-directory/" * 8 + "g++")
+    every line, plain and -v, still fits (a path of more than 90 columns alone would
+    stay whole, to be copied)."""
+    for args in (("doctor",), ("doctor", "--for", "compile")):
+        done = doctor(tmp_path, *args, CXX="/nonexistent/" + "long-directory/" * 4 + "g++")
         assert done.returncode == 2, done.stderr
         widest = max(done.stdout.splitlines(), key=len)
         assert len(widest) <= WIDTH, widest
         assert max(map(len, done.stderr.splitlines()), default=0) <= WIDTH
-    import triton
-
-    ptxas = str(Path(triton.__file__).parent / "backends/nvidia/bin/ptxas")
+        # -v: the same report, then each place looked at on a line of its own.
+        verbose = doctor(tmp_path, *args, "-v", CXX="/nonexistent/" + "long-directory/" * 4 + "g++")
+        assert verbose.stdout.startswith(done.stdout.rsplit("\n", 3)[0])
+    # Triton's package directory is said once; its bundled files' rows are relative to it.
+    package = package_dir("triton")
     plain = doctor(tmp_path, "doctor").stdout
-    assert ptxas in "".join(line.strip() for line in plain.splitlines())
+    joined = "".join(line.strip() for line in plain.splitlines())
+    assert f"triton-bundled paths are in {package}/" in joined
+    ptxas = next(line for line in plain.splitlines() if line.startswith("ptxas "))
+    assert ptxas.split()[-2:] == ["triton-bundled", "backends/nvidia/bin/ptxas"]
 
 
 def test_doctor_json_without_triton_says_no_step_of_triton_kernels_is_ready(

@@ -35,7 +35,16 @@ from ._errors import ManifestError, SettingError, ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
 from ._model import Choice, Source, SourceKind, Toolchain
-from ._report import GoalVerdict, Installed, doctor_report, explain_missing, fit, judge
+from ._report import (
+    GoalVerdict,
+    Installed,
+    doctor_details,
+    doctor_report,
+    explain_missing,
+    fit,
+    judge,
+    shown_components,
+)
 from ._resolve import resolve, resolve_all
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
@@ -192,10 +201,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         header = _header(tc, installed)
-        text = doctor_report(
-            tc, header=header, verdicts=verdicts, installed=installed, verbose=args.verbose
-        )
-        print(fit(text))
+        # The report fits 100 columns; -v's details keep each place looked at on one line.
+        text = doctor_report(tc, header=header, verdicts=verdicts, installed=installed)
+        if args.verbose:
+            text = text.rsplit("\n", 2)[0]  # without the hint that -v has more
+            details = doctor_details(tc, shown_components(verdicts), installed)
+            print(fit(text) + details)
+        else:
+            print(fit(text))
         for line in rejected:
             print(
                 fit(

@@ -40,7 +40,7 @@ REFUSED_FIX = (
     "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
 )
 VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
-# The widest line `doctor` prints (``fit``): long lines wrap, long paths break at a "/".
+# The widest line `doctor` prints (``fit``): long lines wrap at spaces.
 WIDTH = 100
 _PTXAS = ("ptxas", "ptxas-blackwell")
 
@@ -334,21 +334,10 @@ def _error_lines(tc: Toolchain) -> list[str]:
     return lines
 
 
-def _wrap_long_word(line: str, width: int, indent: str) -> list[str]:
-    """``line`` cut after a "/" (else anywhere) until each piece fits ``width``."""
-    pieces = []
-    while len(line) > width:
-        cut = line.rfind("/", len(indent) + 1, width)
-        cut = cut + 1 if cut > len(indent) else width
-        pieces.append(line[:cut])
-        line = indent + line[cut:]
-    return [*pieces, line]
-
-
 def fit(text: str, width: int = WIDTH) -> str:
     """``text`` with every line of more than ``width`` columns wrapped at spaces, its
-    continuation indented four columns more than the line; a word that still does not fit
-    (a long path) is cut after a "/"."""
+    continuation indented four columns more than the line. A word longer than a line (a
+    path of over 90 columns) stays whole on a line of its own, so that it can be copied."""
     import textwrap
 
     out: list[str] = []
@@ -365,8 +354,7 @@ def fit(text: str, width: int = WIDTH) -> str:
             break_on_hyphens=False,
             drop_whitespace=True,
         )
-        for piece in wrapped:
-            out += _wrap_long_word(piece, width, indent)
+        out += wrapped
     return "\n".join(out)
 
 
@@ -402,6 +390,15 @@ def _details(choice: Choice, tc: Toolchain) -> str:
     return "\n".join(lines)
 
 
+def shown_components(verdicts: Mapping[str, GoalVerdict]) -> list[str]:
+    """The components the table shows: those the shown goals' steps need, every one
+    when every goal is shown whole."""
+    shown = list(verdicts.values())
+    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
+    needed = {c for v in shown for s in v.steps for c in s.step.components}
+    return [c.name for c in COMPONENTS if every or c.name in needed]
+
+
 def doctor_report(
     tc: Toolchain,
     *,
@@ -415,9 +412,8 @@ def doctor_report(
     goals need (every component when every goal is shown); ``verbose`` adds each one's
     details."""
     shown = list(verdicts.values())
-    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
     needed = {c for v in shown for s in v.steps for c in s.step.components}
-    names = [c.name for c in COMPONENTS if every or c.name in needed]
+    names = shown_components(verdicts)
     width = max(len(v.label) for v in shown)
     out = [header, ""]
     for verdict in shown:
@@ -425,20 +421,35 @@ def doctor_report(
     out += _error_lines(tc)
     out += [f"note: {note}" for note in tc.notes]
     rows = [("component", "status", "version", "source", "path")]
+    bundled: set[str] = set()
     for name in names:
         choice = tc[name]
         status = _status(choice, needed)
         source = _short_source(choice)
         path = choice.path or ("(see the error above)" if choice.error else "")
+        if choice.source and choice.source.kind is SourceKind.BUNDLED and path:
+            # Triton's package directory is said once, above the table.
+            package = choice.source.detail.rstrip("/") + "/"
+            if path.startswith(package):
+                bundled.add(package)
+                path = path[len(package) :]
         rows.append((name, status, choice.version or "", source, path))
-    out += ["", table(rows)]
+    out += [""] + [f"triton-bundled paths are in {p}" for p in sorted(bundled)]
+    out += [table(rows)]
     if not verbose:
         out += ["", VERBOSE_HINT]
         return "\n".join(out)
+    return "\n".join(out) + doctor_details(tc, names, installed)
+
+
+def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | None) -> str:
+    """What ``doctor -v`` adds: the packages' directories, then each component's
+    details (``_details``), every line starting with a newline."""
+    out: list[str] = []
     if installed is not None:
         out += ["", "packages:"]
         for package, where in (("triton", installed.triton_dir), ("torch", installed.torch_dir)):
             out.append(f"  {installed.describe(package)}" + (f" at {where}" if where else ""))
     for name in names:
         out += ["", _details(tc[name], tc)]
-    return "\n".join(out)
+    return "".join(f"\n{line}" for line in out)
