@@ -1,5 +1,5 @@
 """The ``triton-toolchain`` command: doctor (also without a command), env, which, lock,
-check-manifest, run.
+pkg-config, check-manifest, run.
 
 Exit status: 0 when what was asked for is ready (``doctor``: the goal of ``--for``,
 by default Triton kernels compiled and launched; ``env``, ``lock``: every required
@@ -304,6 +304,37 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return 1 if missing else 0
 
 
+def cmd_pkg_config(args: argparse.Namespace) -> int:
+    """Write ``triton-toolchain.pc`` (``_pcfile``) to standard output or into ``-o DIR``
+    (temporary file and rename, as ``lock``); exit 1 when a component it names is
+    missing (it is left out of the file and named on standard error)."""
+    from ._pcfile import FILE_NAME, Unsayable, missing, pc_text
+
+    tc = _resolve_verified(args.arch)
+    try:
+        text = pc_text(tc)
+    except Unsayable as exc:
+        print(fit(f"error: {exc}"), file=sys.stderr)
+        return 2
+    if args.output is None:
+        sys.stdout.write(text)
+    elif not args.output:
+        raise ManifestError("pkg-config -o '': give the directory to write triton-toolchain.pc in")
+    else:
+        out = Path(os.path.abspath(args.output)) / FILE_NAME
+        print(write(out, text, force=args.force), file=sys.stderr)
+    absent = missing(tc)
+    if absent:
+        print(
+            fit(
+                f"missing: {', '.join(absent)}; left out of {FILE_NAME} "
+                "(`triton-toolchain doctor` says why and what to do)"
+            ),
+            file=sys.stderr,
+        )
+    return 1 if absent else 0
+
+
 def cmd_check_manifest(args: argparse.Namespace) -> int:
     """Validate a manifest and judge each entry as resolution would (for packagers: the
     Nix flake's checks run this on the manifest it writes). A rejected entry's line
@@ -424,6 +455,17 @@ def build_parser() -> argparse.ArgumentParser:
         "that runs it provides the driver)",
     )
     p.set_defaults(func=cmd_lock)
+
+    p = add(
+        "pkg-config",
+        "write triton-toolchain.pc: Python.h's and cuda.h's directories, the driver's link "
+        "directory (for CMake, Meson, pkg-config)",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="DIR", help="directory to write it in (default: standard output)"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+    p.set_defaults(func=cmd_pkg_config)
 
     p = add("check-manifest", "validate a manifest file and judge each of its entries")
     p.add_argument("file", help="the manifest (JSON, schema 1 or 2)")
