@@ -1,6 +1,6 @@
 """Sessions: the tests against the latest Triton, the tests on the oldest Python, the
 tests that drive Triton against older releases, lint and types. `nox` runs them all;
-CI runs exactly that.
+CI runs exactly that, through tools/test.sh.
 
 The Triton wheels are large (about 1 GB installed): sessions use uv when it is
 installed, whose cache makes every install after the first a matter of links.
@@ -62,8 +62,8 @@ TORCH = "2.13.0"
 
 
 # What tests/test_package.py builds and checks the distributions with (hatchling: the
-# build runs without isolation, offline).
-PACKAGING = ("build", "twine", "check-wheel-contents", "hatchling>=1.27")
+# build runs without isolation, offline; uv: the fresh venv the wheel is installed in).
+PACKAGING = ("build", "twine", "check-wheel-contents", "hatchling>=1.27", "uv")
 
 
 def _install(session: nox.Session, triton: str) -> None:
