@@ -46,8 +46,15 @@ buildPythonPackage {
   build-system = [ hatchling ];
   dependencies = [ pyelftools ];
 
+  # The manifest, and its triton-toolchain.pc (`triton-toolchain pkg-config`) in
+  # lib/pkgconfig for CMake, Meson and pkg-config; exit status 1 there only says that the
+  # driver is missing, which the host that runs the program provides.
   postInstall = lib.optionalString (manifest != null) ''
     install -Dm644 ${manifest} "$out/${python.sitePackages}/triton_toolchain/manifest.json"
+    HOME="$TMPDIR" PYTHONPATH="$out/${python.sitePackages}''${PYTHONPATH:+:$PYTHONPATH}" \
+      ${python}/bin/${python.executable} -m triton_toolchain pkg-config -o "$out/lib/pkgconfig" \
+      || [ $? -eq 1 ]
+    test -s "$out/lib/pkgconfig/triton-toolchain.pc"
   '';
 
   pythonImportsCheck = [ "triton_toolchain" ];
