@@ -281,3 +281,19 @@ def test_the_import_warning_names_the_step_that_uses_the_setting(
     assert done.returncode == 0, done.stderr
     assert f"{variable}={value!r}: does not exist" in done.stderr
     assert where in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_manifest_variable_naming_a_special_file_is_named_with_its_value_and_fix(
+    tmp_path: Path, kind: str
+) -> None:
+    path = {"directory": tmp_path / "dir", "device": Path("/dev/null")}.get(kind, tmp_path / "m")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    done = doctor(tmp_path, "doctor", TRITON_TOOLCHAIN_MANIFEST=str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    error = " ".join(done.stderr.split())
+    assert f"TRITON_TOOLCHAIN_MANIFEST={str(path)!r} names it" in error
+    assert "set TRITON_TOOLCHAIN_MANIFEST to a manifest file" in error and "or unset it" in error
