@@ -323,17 +323,30 @@ def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
             report.applied[f"patch:{where}.libcuda_dirs"] = (
                 "explains the missing driver instead of running ldconfig"
             )
-    selection = sys.modules.get(RUNTIME_DRIVER)
-    if selection is not None:
-        namespace = vars(selection)
+    for where, namespace, attr in driver_selection():
         if current["driver"] is not None or user_set:
-            state.patches.unpatch(RUNTIME_DRIVER, namespace, "_create_driver")
-        elif state.patches.patch(
-            RUNTIME_DRIVER, namespace, "_create_driver", no_driver_selection(plan)
-        ):
-            report.applied[f"patch:{RUNTIME_DRIVER}._create_driver"] = (
+            state.patches.unpatch(where, namespace, attr)
+        elif state.patches.patch(where, namespace, attr, no_driver_selection(plan)):
+            report.applied[f"patch:{where}.{attr}"] = (
                 "no driver found: Triton's '0 active drivers' says what the shim found"
             )
+
+
+def driver_selection() -> list[tuple[str, Namespace, str]]:
+    """Where Triton's ``runtime.driver`` keeps the function that selects the driver:
+    the module's ``_create_driver`` (3.5+ call it by name), and on 3.0-3.4 the copy that
+    ``driver.default``, a ``LazyProxy`` not yet used, holds as ``_init_fn`` (read through
+    the instance's ``__dict__``: on 3.5+ ``default`` is a property that would select)."""
+    module = sys.modules.get(RUNTIME_DRIVER)
+    if module is None:
+        return []
+    found: list[tuple[str, Namespace, str]] = [(RUNTIME_DRIVER, vars(module), "_create_driver")]
+    config = vars(module).get("driver")
+    proxy = getattr(config, "__dict__", {}).get("default")
+    state = getattr(proxy, "__dict__", None)
+    if isinstance(state, dict) and "_init_fn" in state and state.get("_obj") is None:
+        found.append((f"{RUNTIME_DRIVER}.driver.default", state, "_init_fn"))
+    return found
 
 
 def apply(plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report) -> str:
