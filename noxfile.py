@@ -49,6 +49,7 @@ TRITON_TESTS = (
     "tests/test_catalog.py",
     "tests/test_build.py",
     "tests/test_layouts.py",
+    "tests/test_screen.py",
     "tests/test_selftest.py",
 )
 
