@@ -210,13 +210,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         else:
             print(fit(text))
         for line in rejected:
-            print(
-                fit(
-                    f"\nerror: {line}; fix: correct the entry or regenerate the manifest with "
-                    "`triton-toolchain lock -o FILE --force`"
-                ),
-                file=sys.stderr,
+            fix = (
+                "correct the entry or regenerate the manifest with "
+                "`triton-toolchain lock -o FILE --force`"
             )
+            print(f"\nerror: {line}\n  fix: {fix}", file=sys.stderr)
         if report is not None:
             print(fit("\n" + report.text))
     return status

@@ -27,9 +27,3 @@ class MissingComponentError(ToolchainError):
 class BuildError(ToolchainError):
     """Building Triton's launcher module failed; the message shows the command, the
     compiler's output and what to change."""
-
-
-class NoDriverError(ToolchainError, RuntimeError):
-    """Triton found no active driver (its ``0 active drivers ([]). There should only be
-    one.``) where the shim found no usable NVIDIA driver: Triton's message, then what the
-    shim found and ``triton-toolchain doctor``. A ``RuntimeError`` still, as Triton's was."""

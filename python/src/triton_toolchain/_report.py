@@ -337,12 +337,14 @@ def _error_lines(tc: Toolchain) -> list[str]:
 def fit(text: str, width: int = WIDTH) -> str:
     """``text`` with every line of more than ``width`` columns wrapped at spaces, its
     continuation indented four columns more than the line. A word longer than a line (a
-    path of over 90 columns) stays whole on a line of its own, so that it can be copied."""
+    path of over 90 columns) stays whole on a line of its own, and so does an ``error:``
+    line (the setting or file, its value and the problem: to be copied and searched for
+    whole; its fix follows on a line of its own)."""
     import textwrap
 
     out: list[str] = []
     for line in text.splitlines():
-        if len(line) <= width:
+        if len(line) <= width or line.startswith("error: "):
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 4)

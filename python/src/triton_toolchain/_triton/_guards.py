@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from .._catalog import COMPONENT, arch_problem, ptxas_for, triton_release
-from .._errors import MissingComponentError, NoDriverError, SettingError
+from .._errors import MissingComponentError, SettingError
 from .._model import Toolchain
 
 PTXAS_COMPONENTS = ("ptxas-blackwell", "ptxas")
@@ -132,10 +132,11 @@ def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
     return MissingComponentError("no NVIDIA driver was found")  # pragma: no cover
 
 
-def no_active_driver(plan: dict[str, Any], triton_says: str) -> NoDriverError:
-    """Triton's "0 active drivers" when the shim found no usable driver: what the shim
-    found (how many places it looked at, the first candidate it rejected and why), the
-    fix, and where to read more."""
+def no_active_driver(plan: dict[str, Any], triton_says: str) -> RuntimeError:
+    """Triton's "0 active drivers" when the shim found no usable driver, still Triton's
+    ``RuntimeError`` with Triton's words first, then what the shim found (how many places
+    it looked at, the first candidate it rejected and why), the fix, and where to read
+    more."""
     from .._plan import full_toolchain
 
     choice = full_toolchain(plan)["libcuda"]
@@ -144,7 +145,7 @@ def no_active_driver(plan: dict[str, Any], triton_says: str) -> NoDriverError:
         found = f"it rejected {choice.rejected[0]}" + (f" (and {more} more)" if more else "")
     else:
         found = f"none of the {len(choice.searched)} places it looked at holds libcuda.so.1"
-    return NoDriverError(
+    return RuntimeError(
         f"{triton_says} triton-toolchain found no usable NVIDIA driver, so Triton's CUDA "
         f"backend is not active: {found}; fix: {COMPONENT['libcuda'].fix}. Run "
         "`triton-toolchain doctor` for what this machine can do (compile kernels without a "
