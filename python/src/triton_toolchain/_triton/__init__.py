@@ -22,7 +22,9 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   ptxas a strict manifest does not give (``_guards``). Without a driver,
   ``driver.libcuda_dirs`` explains instead of running ``/sbin/ldconfig`` and
   ``driver._cuda_driver_is_active`` answers no instead of loading ``libcuda.so.1`` by
-  bare name (from an empty ``LD_LIBRARY_PATH`` entry: the current directory).
+  bare name (from an empty ``LD_LIBRARY_PATH`` entry: the current directory), and
+  Triton's ``0 active drivers`` ``RuntimeError`` (``runtime.driver._create_driver``)
+  goes on to say what the shim found and to run ``triton-toolchain doctor``.
 - Triton's ``lru_cache``\\ s of these lookups are cleared, so an activation after
   Triton has been used takes effect.
 
