@@ -20,12 +20,13 @@ from triton_toolchain._discovery import LOCATORS
 from triton_toolchain._discovery._pkgconfig import EXPANSIONS, VALUE_LIMIT, PcProblem, parse
 from triton_toolchain._model import SourceKind
 
-# As Debian's libpython3.11-dev writes it (multiarch include directory second).
+# As Debian's libpython3.11-dev writes it (multiarch include directory second), for an
+# installation whose headers are not in <prefix>/include (its includedir says where).
 PYTHON_PC = """# See: man pkg-config
 prefix={prefix}
 exec_prefix=${{prefix}}
 libdir=${{exec_prefix}}/lib/x86_64-linux-gnu
-includedir=${{prefix}}/include
+includedir=${{prefix}}/headers
 
 Name: Python
 Description: Build a C extension for Python
@@ -62,10 +63,11 @@ def pkg_config(pc_dir: Path, *args: str) -> str:
 
 
 def test_python_h_is_found_through_the_distribution_s_pc_file(tmp_path: Path) -> None:
-    """sysconfig's and the base prefix's include directories lack Python.h (a relocated
-    interpreter): the directory python-3.11.pc names is taken, reported as such."""
+    """sysconfig's and the base prefix's include directories lack Python.h (the
+    installation keeps its headers elsewhere): the directory python-3.11.pc names is
+    taken, reported as such."""
     prefix = tmp_path / "usr"
-    include = python_include(prefix / "include/python3.11")
+    include = python_include(prefix / "headers/python3.11")
     pc_dir = tmp_path / "pc"
     pc_dir.mkdir()
     pc = pc_dir / "python-3.11.pc"
@@ -73,9 +75,19 @@ def test_python_h_is_found_through_the_distribution_s_pc_file(tmp_path: Path) ->
     # What we read is what pkg-config reads.
     ours = parse(pc.read_text())[1]["Cflags"]
     assert pkg_config(pc_dir, "--cflags", "python-3.11") == ours
-    host = fake_host(tmp_path, {"PKG_CONFIG_PATH": f"relative:{pc_dir}"})
+    # A relative PKG_CONFIG_PATH entry is never used; the Python of another prefix (the
+    # system's beside pyenv's, say) is another build: refused, with the reason.
+    other = tmp_path / "other"
+    other.mkdir()
+    python_include(tmp_path / "elsewhere/headers/python3.11")
+    (other / "python-3.11-embed.pc").write_text(PYTHON_PC.format(prefix=tmp_path / "elsewhere"))
+    host = fake_host(
+        tmp_path, {"PKG_CONFIG_PATH": f"relative:{other}:{pc_dir}"}, base_prefix=prefix
+    )
     choice = locate(LOCATORS, "python-headers", host)
     assert choice.path == str(include)
+    refused = {Path(r.path).name: r.reason for r in choice.rejected}
+    assert "describes the Python in prefix=" in refused["python-3.11-embed.pc"], refused
     assert choice.source is not None and choice.source.kind is SourceKind.DISCOVERED
     assert str(choice.source) == f"discovered:pkg-config:{pc}"
     assert choice.version == "3.11.7"
@@ -127,9 +139,9 @@ def test_hostile_pc_files_name_no_candidate_and_say_why(tmp_path: Path) -> None:
     os.mkfifo(bad / "python-3.11.pc")
     (bad / "python3-embed.pc").write_bytes(b"Cflags: -I/x\n" * 10_000)
     (bad / "python3.pc").write_text("a=${a}\nCflags: -I${a}\n")
-    include = python_include(tmp_path / "real/include/python3.11")
-    (good / "python3.pc").write_text(f"Cflags: -I{include}\n")
-    host = fake_host(tmp_path, {"PKG_CONFIG_PATH": f"{bad}:{good}"})
+    include = python_include(tmp_path / "real/headers/python3.11")
+    (good / "python3.pc").write_text(f"prefix={tmp_path / 'real'}\nCflags: -I{include}\n")
+    host = fake_host(tmp_path, {"PKG_CONFIG_PATH": f"{bad}:{good}"}, base_prefix=tmp_path / "real")
     choice = locate(LOCATORS, "python-headers", host)
     assert choice.path == str(include)
     reasons = {Path(r.path).name: r.reason for r in choice.rejected}

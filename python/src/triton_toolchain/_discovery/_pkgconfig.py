@@ -6,9 +6,10 @@ is never run.
 
 Search order: the absolute entries of ``PKG_CONFIG_PATH``, then ``PKG_CONFIG_LIBDIR``'s
 where it is set, else pkg-config's default directories (``PC_DIRS``: the multiarch,
-``lib64``, ``lib`` and ``share`` directories of ``/usr`` and ``/usr/local``). Each
-include directory of a file's ``Cflags`` is a candidate reported as
-``discovered:pkg-config:FILE``, and judged like any other.
+``lib64``, ``lib`` and ``share`` directories of ``/usr`` and ``/usr/local``); for
+Python, ``<sys.base_prefix>/lib/pkgconfig`` first, and only files whose ``prefix`` is
+this interpreter's. Each include directory of a file's ``Cflags`` is a candidate
+reported as ``discovered:pkg-config:FILE``, and judged like any other.
 
 A ``.pc`` file is hostile input: read only if it is a regular file that nobody else
 could have planted (``_fs.untrusted``), up to ``PC_LIMIT`` bytes; ``${name}`` expanded
@@ -115,15 +116,32 @@ def pc_dirs(host: Host) -> list[Path]:
     return found + [host.at(d.format(multiarch=multiarch)) for d in PC_DIRS]
 
 
-def _pc_candidates(host: Host, pc: Path, names: tuple[str, ...]) -> Iterator[Candidate]:
+def _same_dir(a: str, b: Path) -> bool:
+    if not a.startswith("/"):
+        return False
+    try:
+        return _fs.real_path(a) == _fs.real_path(b)
+    except (OSError, ValueError):
+        return False
+
+
+def _pc_candidates(
+    host: Host, pc: Path, names: tuple[str, ...], *, prefix: Path | None = None
+) -> Iterator[Candidate]:
     """The include directories ``pc`` names (``names`` joined to each), or the file
-    itself refused with the reason it names nothing."""
+    itself refused with the reason it names nothing. ``prefix``: the file must describe
+    the installation there (its ``prefix`` variable)."""
     source = Source(SourceKind.DISCOVERED, f"pkg-config:{pc}")
     try:
         distrust = _fs.untrusted(pc)
         if distrust:
             raise PcProblem(distrust)
-        _, fields = parse(_fs.read_text(pc, PC_LIMIT))
+        variables, fields = parse(_fs.read_text(pc, PC_LIMIT))
+        if prefix is not None and not _same_dir(variables.get("prefix", ""), prefix):
+            raise PcProblem(
+                f"it describes the Python in prefix={variables.get('prefix', '')!r}, not this "
+                f"interpreter's ({prefix}): its headers are of another build"
+            )
     except (PcProblem, _fs.ReadProblem) as exc:
         yield Candidate(pc, source, refused=f"pkg-config file: {exc}")
         return
@@ -131,10 +149,12 @@ def _pc_candidates(host: Host, pc: Path, names: tuple[str, ...]) -> Iterator[Can
         yield from (Candidate(Path(directory) / n, source) for n in names)
 
 
-def pc_files(host: Host, patterns: tuple[str, ...]) -> Iterator[Path]:
-    """The ``.pc`` files matching ``patterns`` (glob patterns, best first) in each
-    directory of ``pc_dirs``; within a pattern, the highest version first."""
-    for directory in pc_dirs(host):
+def pc_files(
+    host: Host, patterns: tuple[str, ...], *, first: tuple[Path, ...] = ()
+) -> Iterator[Path]:
+    """The ``.pc`` files matching ``patterns`` (glob patterns, best first) in ``first``
+    and then each directory of ``pc_dirs``; within a pattern, the highest version first."""
+    for directory in dict.fromkeys((*first, *pc_dirs(host))):
         for pattern in patterns:
             yield from sorted(_fs.glob(directory / pattern), key=_version_key, reverse=True)
 
@@ -145,8 +165,11 @@ def _version_key(path: Path) -> tuple[int, ...]:
 
 def python_pc(host: Host, ctx: Context) -> Iterator[Candidate]:
     """``Python.h``'s directory from ``python-X.Y-embed.pc``, ``python-X.Y.pc``,
-    ``python3-embed.pc``, ``python3.pc`` (the check then wants this interpreter's
-    version)."""
+    ``python3-embed.pc``, ``python3.pc`` that describe this interpreter's installation
+    (``prefix`` is its ``sys.base_prefix``: the system's Python 3.11 is another build
+    than pyenv's, whose ``pyconfig.h`` differs), first in ``<base_prefix>/lib/pkgconfig``
+    (where CPython's own build installs them), then along ``pc_dirs``; the check then
+    wants this interpreter's version."""
     major, minor = host.python_version
     patterns = (
         f"python-{major}.{minor}-embed.pc",
@@ -154,8 +177,9 @@ def python_pc(host: Host, ctx: Context) -> Iterator[Candidate]:
         f"python{major}-embed.pc",
         f"python{major}.pc",
     )
-    for pc in pc_files(host, patterns):
-        yield from _pc_candidates(host, pc, ("",))
+    own = (host.base_prefix / "lib" / "pkgconfig",)
+    for pc in pc_files(host, patterns, first=own):
+        yield from _pc_candidates(host, pc, ("",), prefix=host.base_prefix)
 
 
 def cuda_pc(host: Host, ctx: Context) -> Iterator[Candidate]:
