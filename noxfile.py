@@ -1,6 +1,7 @@
 """Sessions: the tests against the latest Triton, the tests on the oldest Python and on
-the newer ones, the tests that drive Triton against older releases, lint and types. `nox`
-runs them all; CI runs exactly that (.ci/run: `tests` beside the others, on two cores).
+the newer ones, the tests that drive Triton against older releases and older torch
+releases, lint and types. `nox` runs them all; CI runs exactly that, through
+tools/test.sh (two sessions at a time, `tests` beside the others, on CI's two cores).
 
 The Triton wheels are large (about 1 GB installed): sessions use uv when it is
 installed, whose cache makes every install after the first a matter of links.
@@ -57,6 +58,7 @@ TRITON_TESTS = (
     "tests/test_catalog.py",
     "tests/test_build.py",
     "tests/test_layouts.py",
+    "tests/test_screen.py",
     "tests/test_selftest.py",
 )
 
@@ -72,6 +74,11 @@ MAIN_SESSION_ONLY = ("--ignore=tests/nix", "--ignore=tests/test_arm64.py")
 # Python 3.11 here); elsewhere it downloads torch 2.13.0 from PyPI (a CUDA build, which
 # runs on the CPU as well).
 TORCH = "2.13.0"
+
+
+# What tests/test_package.py builds and checks the distributions with (hatchling: the
+# build runs without isolation, offline; uv: the fresh venv the wheel is installed in).
+PACKAGING = ("build", "twine", "check-wheel-contents", "hatchling>=1.27", "uv")
 
 
 def _install(session: nox.Session, triton: str) -> None:
@@ -100,7 +107,7 @@ def tests(session: nox.Session) -> None:
     _install(session, LATEST_TRITON)
     # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
     # hatchling (no build isolation, offline), and so does the test that pip-installs it.
-    session.install("pip", "hatchling", "ninja")
+    session.install("pip", "ninja", *PACKAGING)
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
     _fetch_ptxas(session)
     session.run("pytest", "-ra", *session.posargs)
@@ -114,6 +121,7 @@ def oldest_python(session: nox.Session) -> None:
     arm64 tests run in `tests` (MAIN_SESSION_ONLY)."""
     _install(session, "3.6.0")
     _fetch_ptxas(session)
+    session.install(*PACKAGING)
     # Tests marked `torch` run in `tests` (no local torch for Python 3.10: a download of GBs).
     session.run("pytest", "-ra", *MAIN_SESSION_ONLY, "-m", "not torch", *session.posargs)
 

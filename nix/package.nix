@@ -10,7 +10,13 @@
   manifest ? null,
 }:
 let
-  pyproject = lib.importTOML ../python/pyproject.toml;
+  # The version is written once, as `__version__` in the package (pyproject.toml reads it
+  # from there too).
+  version = builtins.head (
+    builtins.match ".*\n__version__ = \"([^\"]+)\".*" (
+      builtins.readFile ../python/src/triton_toolchain/__init__.py
+    )
+  );
   inherit (lib.fileset)
     difference
     fileFilter
@@ -29,7 +35,7 @@ let
 in
 buildPythonPackage {
   pname = "triton-toolchain";
-  inherit (pyproject.project) version;
+  inherit version;
   pyproject = true;
 
   src = toSource {
@@ -40,8 +46,15 @@ buildPythonPackage {
   build-system = [ hatchling ];
   dependencies = [ pyelftools ];
 
+  # The manifest, and its triton-toolchain.pc (`triton-toolchain pkg-config`) in
+  # lib/pkgconfig for CMake, Meson and pkg-config; exit status 1 there only says that the
+  # driver is missing, which the host that runs the program provides.
   postInstall = lib.optionalString (manifest != null) ''
     install -Dm644 ${manifest} "$out/${python.sitePackages}/triton_toolchain/manifest.json"
+    HOME="$TMPDIR" PYTHONPATH="$out/${python.sitePackages}''${PYTHONPATH:+:$PYTHONPATH}" \
+      ${python}/bin/${python.executable} -m triton_toolchain pkg-config -o "$out/lib/pkgconfig" \
+      || [ $? -eq 1 ]
+    test -s "$out/lib/pkgconfig/triton-toolchain.pc"
   '';
 
   pythonImportsCheck = [ "triton_toolchain" ];

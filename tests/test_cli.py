@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from elf_fixtures import install_driver
+from test_screen import unwrap
 from triton_toolchain import resolve
 from triton_toolchain._catalog import COMPONENT_NAMES, GOALS
 from triton_toolchain._manifest import SCHEMA
@@ -48,8 +49,8 @@ def test_doctor_answers_each_goal_in_one_screen() -> None:
     status by Triton kernels."""
     goals = goals_of()
     done = cli("doctor")
-    lines = done.stdout.splitlines()
-    assert len(lines) <= 40, done.stdout
+    assert len(done.stdout.splitlines()) <= 40, done.stdout
+    lines = unwrap(done.stdout)  # lines of more than 100 columns wrap
     for name, goal in GOALS.items():
         line = next(x for x in lines if x.startswith(goal.title + " "))
         assert line.split(None, len(goal.title.split()))[-1] == goals[name]["verdict"]
@@ -219,7 +220,7 @@ def test_bad_manifest_variable_is_exit_2_with_the_fix(tmp_path: Path) -> None:
 def test_bad_setting_is_exit_2_without_traceback() -> None:
     done = cli("doctor", env={"TRITON_PTXAS_PATH": "relative/ptxas"})
     assert done.returncode == 2
-    assert "TRITON_PTXAS_PATH" in done.stderr
+    assert "error: ptxas: TRITON_PTXAS_PATH='relative/ptxas'" in done.stdout  # on the screen
     assert "Traceback" not in done.stderr
 
 

@@ -548,6 +548,24 @@ def test_built_shim_checks_and_reports_the_manifest_it_carries(repo: Path, tmp_p
         MANIFEST_COMPONENTS
     )
 
+    # lib/pkgconfig/triton-toolchain.pc, read by the real pkg-config, says the manifest's.
+    pc_dir = Path(build_all(nix, repo, "default")["default"]) / "lib/pkgconfig"
+    pc_env = {**env, "PKG_CONFIG_PATH": str(pc_dir), "PKG_CONFIG_LIBDIR": str(pc_dir)}
+    pkg_config = shutil.which("pkg-config")
+    assert pkg_config, "pkg-config is not installed; install pkgconf (see README: Tests)"
+    for variable, component in (
+        ("python_include", "python-headers"),
+        ("cuda_include", "cuda-headers"),
+    ):
+        got = subprocess.run(
+            [pkg_config, f"--variable={variable}", "triton-toolchain"],
+            env=pc_env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        assert got == json.loads(manifest.read_text())["components"][component]["path"]
+
     doc = json.loads(shim("doctor", "--json").stdout)
     assert doc["manifest"] == str(manifest)
     entries = json.loads(manifest.read_text())["components"]

@@ -508,10 +508,19 @@ def _load_driver(plan: Mapping[str, Any]) -> None:
     _STATE.driver_notes = tuple(notes)
 
 
+# Where a wrong explicit setting stops, by the component's ``used_by`` (``_catalog``).
+STOPS: dict[str, str] = {
+    "compile": "Triton stops with this error when it compiles a kernel",
+    "build": "Triton stops with this error when it builds its launcher",
+    "inductor": "torch.compile stops with this error when it builds CPU kernels",
+    "extension": "torch.utils.cpp_extension stops with this error when it builds",
+}
+
+
 def _errors(plan: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(
-        f"{s['error']} (Triton stops with this error when it "
-        f"{'compiles' if s['used_by'] == 'compile' else 'builds its launcher'})"
+        f"{s['error']} ({STOPS.get(s['used_by'], 'what uses it stops with this error')}; "
+        "`triton-toolchain doctor` shows every setting)"
         for s in plan["settings"]
         if s["error"]
     )

@@ -1,5 +1,5 @@
 """The ``triton-toolchain`` command: doctor (also without a command), env, which, lock,
-check-manifest, run.
+pkg-config, check-manifest, run.
 
 Exit status: 0 when what was asked for is ready (``doctor``: the goal of ``--for``,
 by default Triton kernels compiled and launched; ``env``, ``lock``: every required
@@ -22,11 +22,12 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Sequence
-from importlib import metadata
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
 from ._discovery._host import Host
@@ -35,7 +36,16 @@ from ._errors import ManifestError, SettingError, ToolchainError
 from ._exports import toolchain_env
 from ._manifest import load, to_json, write
 from ._model import Choice, Source, SourceKind, Toolchain
-from ._report import GoalVerdict, Installed, doctor_report, explain_missing, judge
+from ._report import (
+    GoalVerdict,
+    Installed,
+    doctor_details,
+    doctor_report,
+    explain_missing,
+    fit,
+    judge,
+    shown_components,
+)
 from ._resolve import resolve, resolve_all
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
@@ -50,13 +60,6 @@ def parse_arch(text: str) -> int:
         )
     major, minor = match.groups()
     return int(major) * 10 + int(minor) if minor is not None else int(major)
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _manifest_line(tc: Toolchain) -> str:
@@ -80,7 +83,7 @@ def _header(tc: Toolchain, installed: Installed) -> str:
     target = f"sm_{tc.arch}" if tc.arch else "any architecture"
     return "\n".join(
         (
-            f"triton-toolchain {_version('triton-toolchain') or '(source)'}: "
+            f"triton-toolchain {__version__}: "
             f"{installed.describe('triton')}, {installed.describe('torch')}, "
             f"Python {platform.python_version()} ({sys.executable}), {platform.machine()}",
             f"target {target}; {_manifest_line(tc)}",
@@ -141,6 +144,24 @@ def _focus(
     return {goal: verdict}, verdict
 
 
+@contextlib.contextmanager
+def _warnings_as_lines(shown: Sequence[str]) -> Iterator[None]:
+    """Warnings raised while ``doctor`` imports Triton (the shim's own activation
+    repeating a wrong setting, Triton's deprecations) become one ``warning:`` line each on
+    standard error, not Python's ``file:line: RuntimeWarning`` and a source line; those
+    repeating an error the report shows (``shown``) are left out."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    lines = []
+    for warning in caught:
+        text = str(warning.message)
+        if not any(error in text for error in shown):
+            lines.append(f"warning: {' '.join(text.split())}")
+    for line in dict.fromkeys(lines):
+        print(fit(line), file=sys.stderr)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
     tc = resolve_all(args.arch, host=host)
@@ -154,16 +175,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     from ._triton._guards import unusable_tools
 
-    refused = unusable_tools(tc) if asks_ptxas else ()
+    shown = [c.error for c in tc.errors() if c.error]
+    with _warnings_as_lines(shown):
+        refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
-    shown, focus = _focus(judged, args.goal)
+    verdicts, focus = _focus(judged, args.goal)
     rejected = manifest_rejections(tc)
     status = 2 if tc.errors() or rejected else (0 if focus.ready else 1)
     report = None
     if args.run:
         from ._selftest import self_test
 
-        report = self_test(tc)
+        with _warnings_as_lines(shown):
+            report = self_test(tc)
         status = status or (0 if report.ok else 1)
     if args.json:
         doc = tc.to_dict()
@@ -178,19 +202,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         header = _header(tc, installed)
-        print(
-            doctor_report(
-                tc, header=header, verdicts=shown, installed=installed, verbose=args.verbose
-            )
-        )
+        # The report fits 100 columns; -v's details keep each place looked at on one line.
+        text = doctor_report(tc, header=header, verdicts=verdicts, installed=installed)
+        if args.verbose:
+            text = text.rsplit("\n", 2)[0]  # without the hint that -v has more
+            details = doctor_details(tc, shown_components(verdicts), installed)
+            print(fit(text) + details)
+        else:
+            print(fit(text))
         for line in rejected:
-            print(
-                f"\nerror: {line}; fix: correct the entry or regenerate the manifest with "
-                "`triton-toolchain lock -o FILE --force`",
-                file=sys.stderr,
+            fix = (
+                "correct the entry or regenerate the manifest with "
+                "`triton-toolchain lock -o FILE --force`"
             )
+            print(f"\nerror: {line}\n  fix: {fix}", file=sys.stderr)
         if report is not None:
-            print("\n" + report.text)
+            print(fit("\n" + report.text))
     return status
 
 
@@ -222,6 +249,33 @@ def cmd_which(args: argparse.Namespace) -> int:
     return 0
 
 
+# What the machine that runs a program provides, not its image: the driver, and the
+# directory the launcher links against (the driver's).
+HOST_DRIVER = ("libcuda", "libcuda-link")
+LOCK_WITHOUT_DRIVER = (
+    "an image built without a GPU may lock without the driver, which the machine running "
+    "the image provides (the NVIDIA container toolkit mounts it; the shim finds it there): "
+    "`triton-toolchain lock --no-driver -o FILE` exits 0 when everything else is found"
+)
+
+
+def _lock_missing(tc: Toolchain, *, no_driver: bool) -> list[str]:
+    """What ``lock`` says about required components it did not find (its exit status is 1
+    for them), and how a GPU-less image build locks without the driver."""
+    missing = [c.component for c in tc.missing(None)]
+    if no_driver:
+        missing = [name for name in missing if name not in HOST_DRIVER]
+    if not missing:
+        return []
+    lines = [
+        f"missing: {', '.join(missing)}; the manifest names only what was found "
+        "(`triton-toolchain doctor` says why and what to do)"
+    ]
+    if set(missing) & set(HOST_DRIVER):
+        lines.append(LOCK_WITHOUT_DRIVER)
+    return lines
+
+
 def cmd_lock(args: argparse.Namespace) -> int:
     tc = _resolve_verified(args.arch)
     components = {
@@ -243,7 +297,41 @@ def cmd_lock(args: argparse.Namespace) -> int:
         out = Path(os.path.abspath(args.output))
         done = write(out, text, force=args.force)
         print(f"{done} ({len(components)} components)", file=sys.stderr)
-    return _status(tc, "all")
+    missing = _lock_missing(tc, no_driver=args.no_driver)
+    for line in missing:
+        print(fit(line), file=sys.stderr)
+    return 1 if missing else 0
+
+
+def cmd_pkg_config(args: argparse.Namespace) -> int:
+    """Write ``triton-toolchain.pc`` (``_pcfile``) to standard output or into ``-o DIR``
+    (temporary file and rename, as ``lock``); exit 1 when a component it names is
+    missing (it is left out of the file and named on standard error)."""
+    from ._pcfile import FILE_NAME, Unsayable, missing, pc_text
+
+    tc = _resolve_verified(args.arch)
+    try:
+        text = pc_text(tc)
+    except Unsayable as exc:
+        print(fit(f"error: {exc}"), file=sys.stderr)
+        return 2
+    if args.output is None:
+        sys.stdout.write(text)
+    elif not args.output:
+        raise ManifestError("pkg-config -o '': give the directory to write triton-toolchain.pc in")
+    else:
+        out = Path(os.path.abspath(args.output)) / FILE_NAME
+        print(write(out, text, force=args.force), file=sys.stderr)
+    absent = missing(tc)
+    if absent:
+        print(
+            fit(
+                f"missing: {', '.join(absent)}; left out of {FILE_NAME} "
+                "(`triton-toolchain doctor` says why and what to do)"
+            ),
+            file=sys.stderr,
+        )
+    return 1 if absent else 0
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
@@ -304,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="triton-toolchain",
         description="Tells OpenAI Triton where its run-time toolchain is.",
     )
+    parser.add_argument("--version", action="version", version=f"triton-toolchain {__version__}")
     sub = parser.add_subparsers(dest="cmd")
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -358,7 +447,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--strict", action="store_true", help="mark the manifest strict (no discovery)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument(
+        "--no-driver",
+        action="store_true",
+        help="exit 0 without the NVIDIA driver (an image built without a GPU: the machine "
+        "that runs it provides the driver)",
+    )
     p.set_defaults(func=cmd_lock)
+
+    p = add(
+        "pkg-config",
+        "write triton-toolchain.pc: Python.h's and cuda.h's directories, the driver's link "
+        "directory (for CMake, Meson, pkg-config)",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="DIR", help="directory to write it in (default: standard output)"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+    p.set_defaults(func=cmd_pkg_config)
 
     p = add("check-manifest", "validate a manifest file and judge each of its entries")
     p.add_argument("file", help="the manifest (JSON, schema 1 or 2)")

@@ -107,6 +107,16 @@ def find(host: Host) -> Path | None:
                 f"{MANIFEST_VARIABLE}={value!r} does not name an existing file; write one with "
                 "`triton-toolchain lock -o FILE`, or unset the variable"
             )
+        try:
+            mode = _fs.stat(path).st_mode
+        except OSError:
+            mode = None  # a dangling link: load() says why
+        if mode is not None and not stat.S_ISREG(mode):
+            raise SettingError(
+                f"{path}: is {_fs.kind_of(mode)}, not a regular file, and "
+                f"{MANIFEST_VARIABLE}={value!r} names it; set {MANIFEST_VARIABLE} to a "
+                f"manifest file (JSON, schema {SCHEMA}), or unset it"
+            )
         return path
     return next((p for p in search_locations(host) if _fs.lexists(p)), None)
 

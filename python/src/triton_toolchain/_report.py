@@ -40,6 +40,8 @@ REFUSED_FIX = (
     "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
 )
 VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
+# The widest line `doctor` prints (``fit``): long lines wrap at spaces.
+WIDTH = 100
 _PTXAS = ("ptxas", "ptxas-blackwell")
 
 
@@ -180,9 +182,12 @@ class GoalVerdict:
 
     @property
     def verdict(self) -> str:
-        """``ready``, ``not ready: WHY``, or ``partly: can A; cannot B: WHY``."""
+        """``ready``, ``not ready: WHY``, or ``partly: can A; cannot B: WHY``. A missing
+        package comes with every wrong setting of the goal's components (a wrong
+        ``CUDA_HOME`` is worth saying while torch is not installed)."""
         if self.blockers:
-            return f"not ready: {_reasons(self.blockers)}"
+            wrong = [b for s in self.steps for b in s.blockers if b.kind == "error"]
+            return f"not ready: {_reasons([*self.blockers, *wrong])}"
         done: list[str] = []
         for judged in self.steps:
             if not judged.ready:
@@ -211,7 +216,8 @@ class GoalVerdict:
                 if b.component is None
             ],
             "fix": first.fix if first else None,
-            "steps": {s.step.name: s.ready for s in self.steps},
+            # A step is ready when it and the goal's packages are (no Triton: no compile).
+            "steps": {s.step.name: s.ready and not self.blockers for s in self.steps},
         }
 
 
@@ -326,6 +332,43 @@ def _short_source(choice: Choice) -> str:
     return str(choice.source)
 
 
+def _error_lines(tc: Toolchain) -> list[str]:
+    """Each wrong explicit setting (the exit status is 2 for any of them, whatever the
+    goal shown): ``error: COMPONENT: VARIABLE='value': problem`` and its fix."""
+    lines = []
+    for choice in tc.errors():
+        reason, _, fix = (choice.error or "").partition("; fix: ")
+        lines.append(f"error: {choice.component}: {reason}")
+        lines += [f"  fix: {fix}"] if fix else []
+    return lines
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line of more than ``width`` columns wrapped at spaces, its
+    continuation indented four columns more than the line. A word longer than a line (a
+    path of over 90 columns) stays whole on a line of its own, and so does an ``error:``
+    line (the setting or file, its value and the problem: to be copied and searched for
+    whole; its fix follows on a line of its own)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines():
+        if len(line) <= width or line.startswith("error: "):
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        wrapped = textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
+        out += wrapped
+    return "\n".join(out)
+
+
 def _status(choice: Choice, needed: set[str]) -> str:
     if choice.error:
         return "ERROR"
@@ -358,6 +401,15 @@ def _details(choice: Choice, tc: Toolchain) -> str:
     return "\n".join(lines)
 
 
+def shown_components(verdicts: Mapping[str, GoalVerdict]) -> list[str]:
+    """The components the table shows: those the shown goals' steps need, every one
+    when every goal is shown whole."""
+    shown = list(verdicts.values())
+    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
+    needed = {c for v in shown for s in v.steps for c in s.step.components}
+    return [c.name for c in COMPONENTS if every or c.name in needed]
+
+
 def doctor_report(
     tc: Toolchain,
     *,
@@ -371,29 +423,45 @@ def doctor_report(
     goals need (every component when every goal is shown); ``verbose`` adds each one's
     details. A component the installed Triton never runs is ``unused``."""
     shown = list(verdicts.values())
-    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
     uses = installed.uses if installed is not None else (lambda _c: True)
     needed = {c for v in shown for s in v.steps for c in s.step.components if uses(c)}
-    names = [c.name for c in COMPONENTS if every or c.name in needed]
+    names = shown_components(verdicts)
     width = max(len(v.label) for v in shown)
     out = [header, ""]
     for verdict in shown:
         out += _goal_lines(verdict, width)
+    out += _error_lines(tc)
     out += [f"note: {note}" for note in tc.notes]
     rows = [("component", "status", "version", "source", "path")]
+    bundled: set[str] = set()
     for name in names:
         choice = tc[name]
         status = _status(choice, needed) if uses(name) else "unused"
         source = _short_source(choice)
-        rows.append((name, status, choice.version or "", source, choice.path or ""))
-    out += ["", table(rows)]
+        path = choice.path or ("(see the error above)" if choice.error else "")
+        if choice.source and choice.source.kind is SourceKind.BUNDLED and path:
+            # Triton's package directory is said once, above the table.
+            package = choice.source.detail.rstrip("/") + "/"
+            if path.startswith(package):
+                bundled.add(package)
+                path = path[len(package) :]
+        rows.append((name, status, choice.version or "", source, path))
+    out += [""] + [f"triton-bundled paths are in {p}" for p in sorted(bundled)]
+    out += [table(rows)]
     if not verbose:
         out += ["", VERBOSE_HINT]
         return "\n".join(out)
+    return "\n".join(out) + doctor_details(tc, names, installed)
+
+
+def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | None) -> str:
+    """What ``doctor -v`` adds: the packages' directories, then each component's
+    details (``_details``), every line starting with a newline."""
+    out: list[str] = []
     if installed is not None:
         out += ["", "packages:"]
         for package, where in (("triton", installed.triton_dir), ("torch", installed.torch_dir)):
             out.append(f"  {installed.describe(package)}" + (f" at {where}" if where else ""))
     for name in names:
         out += ["", _details(tc[name], tc)]
-    return "\n".join(out)
+    return "".join(f"\n{line}" for line in out)

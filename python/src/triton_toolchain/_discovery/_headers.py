@@ -7,7 +7,9 @@ Every check here reads files only: no process, no pyelftools. A header or libdev
 
 ``python-headers``. Search order: ``host.include_dir`` (``sysconfig``, Debian's
 ``posix_local`` already mapped by ``_host``), then ``<sys.base_prefix>/include/pythonX.Y``
-(the base interpreter of a venv). Check: ``Python.h`` is there, and ``patchlevel.h``'s
+(the base interpreter of a venv), then the directories the distribution's
+``python-X.Y-embed.pc`` / ``python-X.Y.pc`` / ``python3-embed.pc`` / ``python3.pc``
+name (``_pkgconfig``: read, never run). Check: ``Python.h`` is there, and ``patchlevel.h``'s
 ``PY_MAJOR_VERSION``/``PY_MINOR_VERSION`` are this interpreter's (a manifest written for
 another Python is rejected naming both); the version is ``PY_VERSION`` (``"3.12.3"``).
 When ``Python.h`` is missing the reason names it, the directory and the package that
@@ -20,7 +22,8 @@ pip wheels (``nvidia/cu13/include``, ``nvidia/cuda_runtime/include`` for ``cuda.
 ``nvidia/cuda_nvcc/include`` for ``crt/``, ``nvidia/*/nvvm/libdevice``), then
 ``$CONDA_PREFIX``, ``$CUDA_HOME``, ``$CUDA_PATH``, ``/usr/local/cuda``, ``/opt/cuda*`` and
 ``/usr/local/cuda-*`` (newest first), each as ``include`` and
-``targets/<x86_64-linux|sbsa-linux|...>/include`` (``nvvm/libdevice`` for libdevice).
+``targets/<x86_64-linux|sbsa-linux|...>/include`` (``nvvm/libdevice`` for libdevice);
+for ``cuda.h`` last, the directory NVIDIA's ``cuda-X.Y.pc`` / ``cudart-X.Y.pc`` name.
 Checks: ``cuda.h`` defines ``CUDA_VERSION`` (``13000`` -> version ``"13.0"``; a recorded
 version is taken as is); ``crt/host_config.h`` exists; libdevice is a complete LLVM
 bitcode file (raw ``BC\\xc0\\xde`` or wrapped ``\\xde\\xc0\\x17\\x0b``, whose top-level
@@ -42,6 +45,7 @@ from . import _fs
 from ._answers import recall, remember
 from ._host import Host
 from ._layouts import layout_steps
+from ._pkgconfig import cuda_pc, python_pc
 from ._search import Candidate, Check, Context, Locator, Step, Verdict, discovered
 
 # ---------------------------------------------------------------- python-headers
@@ -315,7 +319,7 @@ def check_libdevice(host: Host, path: Path, ctx: Context) -> Verdict:
 
 # ---------------------------------------------------------------- locators
 
-PYTHON_STEPS: tuple[Step, ...] = (sysconfig_include, base_prefix_include)
+PYTHON_STEPS: tuple[Step, ...] = (sysconfig_include, base_prefix_include, python_pc)
 
 
 def _python_headers_missing(host: Host, ctx: Context, choice: Choice) -> Choice:
@@ -325,10 +329,16 @@ def _python_headers_missing(host: Host, ctx: Context, choice: Choice) -> Choice:
     return replace(choice, notes=(*choice.notes, python_headers_fix(host)))
 
 
+# Where the distribution's pkg-config files name a component's directory (``_pkgconfig``),
+# after every other step.
+PKG_CONFIG_STEPS: dict[str, tuple[Step, ...]] = {"cuda-headers": (cuda_pc,)}
+
+
 def _layout_locator(name: str, check: Check) -> Locator:
     spec = COMPONENT[name]
     assert spec.area is not None  # noqa: S101  every header component has an area
-    return Locator(steps=layout_steps(spec.area, spec.names, bundled=spec.bundled), check=check)
+    steps = layout_steps(spec.area, spec.names, bundled=spec.bundled)
+    return Locator(steps=steps + PKG_CONFIG_STEPS.get(name, ()), check=check)
 
 
 LOCATORS: dict[str, Locator] = {

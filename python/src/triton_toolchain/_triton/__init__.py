@@ -28,7 +28,9 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   driver,
   ``driver.libcuda_dirs`` explains instead of running ``/sbin/ldconfig`` and
   ``driver._cuda_driver_is_active`` answers no instead of loading ``libcuda.so.1`` by
-  bare name (from an empty ``LD_LIBRARY_PATH`` entry: the current directory).
+  bare name (from an empty ``LD_LIBRARY_PATH`` entry: the current directory), and
+  Triton's ``0 active drivers`` ``RuntimeError`` (``runtime.driver._create_driver``)
+  goes on to say what the shim found and to run ``triton-toolchain doctor``.
 - Triton's ``lru_cache``\\ s of these lookups are cleared, so an activation after
   Triton has been used takes effect.
 
@@ -59,6 +61,7 @@ if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"
 BUILD = "triton.runtime.build"
+RUNTIME_DRIVER = "triton.runtime.driver"
 # Triton's lru_caches that hold toolchain lookups, per module.
 TRITON_CACHES: dict[str, tuple[str, ...]] = {
     "driver": ("libcuda_dirs", "library_dirs"),
@@ -350,6 +353,30 @@ def no_driver_probe(original: Callable[[], bool]) -> Callable[[], bool]:
     return _cuda_driver_is_active
 
 
+def no_driver_selection(plan: PlanGetter) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Triton's ``runtime.driver._create_driver`` (every release 3.0-3.9), whose ``0
+    active drivers ([]). There should only be one.`` gains, where the shim found no
+    usable driver, what the shim found and ``triton-toolchain doctor``
+    (``_guards.no_active_driver``); any other outcome is Triton's own."""
+
+    def make(original: Callable[[], Any]) -> Callable[[], Any]:
+        @functools.wraps(original)
+        def _create_driver() -> Any:
+            try:
+                return original()
+            except RuntimeError as exc:
+                if not str(exc).startswith("0 active drivers"):
+                    raise
+                from ._guards import no_active_driver
+
+                raise no_active_driver(plan(), str(exc)) from exc
+
+        setattr(_create_driver, ORIGINAL, original)
+        return _create_driver
+
+    return make
+
+
 def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
     """Guard ``get_ptxas``; without a driver, replace ``libcuda_dirs`` (also without a
     link directory) and the by-name driver probe; with one, put Triton's back."""
@@ -388,6 +415,30 @@ def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
             report.applied[f"patch:{where}.libcuda_dirs"] = (
                 "explains the missing driver instead of running ldconfig"
             )
+    for where, namespace, attr in driver_selection():
+        if current["driver"] is not None or user_set:
+            state.patches.unpatch(where, namespace, attr)
+        elif state.patches.patch(where, namespace, attr, no_driver_selection(plan)):
+            report.applied[f"patch:{where}.{attr}"] = (
+                "no driver found: Triton's '0 active drivers' says what the shim found"
+            )
+
+
+def driver_selection() -> list[tuple[str, Namespace, str]]:
+    """Where Triton's ``runtime.driver`` keeps the function that selects the driver:
+    the module's ``_create_driver`` (3.5+ call it by name), and on 3.0-3.4 the copy that
+    ``driver.default``, a ``LazyProxy`` not yet used, holds as ``_init_fn`` (read through
+    the instance's ``__dict__``: on 3.5+ ``default`` is a property that would select)."""
+    module = sys.modules.get(RUNTIME_DRIVER)
+    if module is None:
+        return []
+    found: list[tuple[str, Namespace, str]] = [(RUNTIME_DRIVER, vars(module), "_create_driver")]
+    config = vars(module).get("driver")
+    proxy = getattr(config, "__dict__", {}).get("default")
+    state = getattr(proxy, "__dict__", None)
+    if isinstance(state, dict) and "_init_fn" in state and state.get("_obj") is None:
+        found.append((f"{RUNTIME_DRIVER}.driver.default", state, "_init_fn"))
+    return found
 
 
 def apply(plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report) -> str:

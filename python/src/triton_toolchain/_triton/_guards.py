@@ -168,6 +168,27 @@ def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
     return MissingComponentError("no NVIDIA driver was found")  # pragma: no cover
 
 
+def no_active_driver(plan: dict[str, Any], triton_says: str) -> RuntimeError:
+    """Triton's "0 active drivers" when the shim found no usable driver, still Triton's
+    ``RuntimeError`` with Triton's words first, then what the shim found (how many places
+    it looked at, the first candidate it rejected and why), the fix, and where to read
+    more."""
+    from .._plan import full_toolchain
+
+    choice = full_toolchain(plan)["libcuda"]
+    if choice.rejected:
+        more = len(choice.rejected) - 1
+        found = f"it rejected {choice.rejected[0]}" + (f" (and {more} more)" if more else "")
+    else:
+        found = f"none of the {len(choice.searched)} places it looked at holds libcuda.so.1"
+    return RuntimeError(
+        f"{triton_says} triton-toolchain found no usable NVIDIA driver, so Triton's CUDA "
+        f"backend is not active: {found}; fix: {COMPONENT['libcuda'].fix}. Run "
+        "`triton-toolchain doctor` for what this machine can do (compile kernels without a "
+        "driver: `doctor --for compile`), `doctor -v` for every place looked at."
+    )
+
+
 def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
     """What the installed Triton itself refuses of the chosen ptxas releases it runs,
     asked of its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA
