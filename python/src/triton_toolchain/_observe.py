@@ -110,6 +110,19 @@ def make_private_dir(directory: str | None) -> str | None:
     return private_dir(directory)
 
 
+def write_new(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path``, a new file of mode 0600 (never an existing file or a
+    link: ``O_EXCL | O_NOFOLLOW``), all of it; ``OSError`` otherwise."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def write_private(directory: str | None, name: str, data: bytes) -> bool:
     """Replace ``name`` in the private ``directory`` (created if needed) by ``data``:
     written to a temporary file of mode 0600, then renamed over. False when it could
@@ -118,15 +131,8 @@ def write_private(directory: str | None, name: str, data: bytes) -> bool:
     if directory is None:
         return False
     tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(tmp, flags, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        write_new(tmp, data)
         os.replace(tmp, os.path.join(directory, name))
         return True
     except OSError:

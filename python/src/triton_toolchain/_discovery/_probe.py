@@ -31,6 +31,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from .._observe import write_new
 from . import _answers, _fs
 from ._run import collect
 
@@ -52,17 +53,6 @@ def probe_ptx(ptx: int, target: str) -> str:
     )
 
 
-def _write_new(path: str, data: bytes) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-
-
 def _summary(output: bytes, tmp: str) -> str:
     """What a failed run said, as one short, clean line."""
     text = _CONTROL.sub("?", output.decode("utf-8", "replace"))
@@ -78,7 +68,7 @@ def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None)
     try:
         source = os.path.join(tmp, "probe.ptx")
         cubin = os.path.join(tmp, "probe.cubin")
-        _write_new(source, probe_ptx(ptx, target).encode())
+        write_new(source, probe_ptx(ptx, target).encode())
         argv = [str(path), f"--gpu-name={target}", source, "-o", cubin]
         status, output, problem = collect(argv, env)
         if problem is not None:
