@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(gcc gcc-multilib nix-bin pkgconf debian-archive-keyring python3-venv
+PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
   qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 if [ "${TT_SKIP_SYSTEM:-0}" != 1 ]; then
@@ -36,6 +36,9 @@ if [ "${TT_SKIP_SYSTEM:-0}" != 1 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${as_root[@]}" apt-get update -q
   "${as_root[@]}" apt-get install -y -q "${PACKAGES[@]}"
+  # 32-bit gcc as gcc-N-multilib, the system gcc's: the meta package gcc-multilib
+  # conflicts with the arm64 cross compiler (Debian's gcc-N-aarch64-linux-gnu).
+  "${as_root[@]}" apt-get install -y -q "gcc-$(gcc -dumpversion | cut -d. -f1)-multilib"
 fi
 
 tools/other-nix.sh --prepare

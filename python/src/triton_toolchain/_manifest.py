@@ -107,17 +107,7 @@ def find(host: Host) -> Path | None:
                 f"{MANIFEST_VARIABLE}={value!r} does not name an existing file; write one with "
                 "`triton-toolchain lock -o FILE`, or unset the variable"
             )
-        try:
-            mode = _fs.stat(path).st_mode
-        except OSError:
-            mode = None  # a dangling link: load() says why
-        if mode is not None and not stat.S_ISREG(mode):
-            raise SettingError(
-                f"{path}: is {_fs.kind_of(mode)}, not a regular file, and "
-                f"{MANIFEST_VARIABLE}={value!r} names it; set {MANIFEST_VARIABLE} to a "
-                f"manifest file (JSON, schema {SCHEMA}), or unset it"
-            )
-        return path
+        return path  # what it is (a FIFO, a directory, ...): load(named_by=...) says
     return next((p for p in search_locations(host) if _fs.lexists(p)), None)
 
 
@@ -375,8 +365,8 @@ def load(file: Path, *, named_by: str | None = None) -> Manifest:
     ``named_by``: the variable that named ``file``; a file that cannot be read as a
     manifest (its type, its trust, its size) then names it in the fix."""
     give = (
-        f"{named_by} names it: set {named_by} to a manifest file (JSON, schema {SCHEMA}) or "
-        "unset it"
+        f"{named_by}={str(file)!r} names it: set {named_by} to a manifest file (JSON, schema "
+        f"{SCHEMA}), or unset it"
         if named_by
         else f"give a manifest file (JSON, schema {SCHEMA})"
     )
