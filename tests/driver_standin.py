@@ -65,9 +65,30 @@ def triton_symbols(nvidia_dir: Path) -> set[str]:
     return names
 
 
-def _source(marker: str, cuda_version: int | None = None) -> str:
+# What a stand-in with a GPU answers: cuInit, cuDeviceGet of device 0, and the compute
+# capability's two attributes (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75, _MINOR
+# = 76 in cuda.h).
+GPU_FUNCTIONS = ("cuInit", "cuDeviceGet", "cuDeviceGetAttribute")
+
+
+def _gpu(capability: tuple[int, int]) -> list[str]:
+    major, minor = capability
+    return [
+        "CUresult cuInit(unsigned int flags) { return 0; }",
+        "CUresult cuDeviceGet(int *device, int ordinal) { *device = 0; return ordinal ? 101 : 0; }",
+        "CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {",
+        f"  *value = attribute == 75 ? {major} : attribute == 76 ? {minor} : 0;",
+        "  return 0;",
+        "}",
+    ]
+
+
+def _source(
+    marker: str, cuda_version: int | None = None, capability: tuple[int, int] | None = None
+) -> str:
     """The C source; ``cuda_version`` (e.g. 12080): ``cuDriverGetVersion`` reports it
-    and succeeds, as a real driver does without ``cuInit``."""
+    and succeeds, as a real driver does without ``cuInit``; ``capability`` (e.g. (9, 0)):
+    a GPU of that compute capability answers (``GPU_FUNCTIONS``)."""
     body = [
         "typedef int CUresult;",
         f'const char *triton_toolchain_standin_marker(void) {{ return "{marker}"; }}',
@@ -76,19 +97,27 @@ def _source(marker: str, cuda_version: int | None = None) -> str:
         "  return 0;",
         "}",
     ]
-    symbols = [s for s in SYMBOLS if cuda_version is None or s != "cuDriverGetVersion"]
+    own = {"cuDriverGetVersion"} if cuda_version is not None else set()
+    own |= set(GPU_FUNCTIONS) if capability is not None else set()
+    symbols = [s for s in SYMBOLS if s not in own]
     body += [f"CUresult {s}(void) {{ return {CUDA_ERROR_NO_DEVICE}; }}" for s in symbols]
     if cuda_version is not None:
         body.append(f"CUresult cuDriverGetVersion(int *v) {{ *v = {cuda_version}; return 0; }}")
+    if capability is not None:
+        body += _gpu(capability)
     return "\n".join(body) + "\n"
 
 
 def _compile(
-    target: Path, marker: str, soname: str = "libcuda.so.1", cuda_version: int | None = None
+    target: Path,
+    marker: str,
+    soname: str = "libcuda.so.1",
+    cuda_version: int | None = None,
+    capability: tuple[int, int] | None = None,
 ) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     source = target.parent / f".{target.name}.c"
-    source.write_text(_source(marker, cuda_version))
+    source.write_text(_source(marker, cuda_version, capability))
     subprocess.run(
         [GCC, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(target), str(source)],
         check=True,
@@ -103,10 +132,17 @@ def driver(
     marker: str = "driver",
     version: str = "580.159.04",
     cuda_version: int | None = None,
+    capability: tuple[int, int] | None = None,
 ) -> Path:
     """A driver-style install in ``directory``; returns the ``libcuda.so.1`` link.
-    ``cuda_version``: what ``cuDriverGetVersion`` reports (default: it fails)."""
-    real = _compile(directory / f"libcuda.so.{version}", marker, cuda_version=cuda_version)
+    ``cuda_version``: what ``cuDriverGetVersion`` reports (default: it fails);
+    ``capability``: the compute capability of the one GPU it has (default: none)."""
+    real = _compile(
+        directory / f"libcuda.so.{version}",
+        marker,
+        cuda_version=cuda_version,
+        capability=capability,
+    )
     link = directory / "libcuda.so.1"
     link.symlink_to(real.name)
     return link

@@ -4,6 +4,7 @@ version, and Triton's real compile with the shim choosing per architecture."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -394,6 +395,34 @@ def test_doctor_shows_a_ptxas_the_driver_cannot_load(tmp_path: Path) -> None:
     assert done.returncode == 1, out
     assert "supports CUDA 11.8" in flat and f"CUDA {release} ptxas" in flat, out
     assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("capability", [(9, 0), (12, 1), None])
+def test_doctor_reads_the_gpus_architecture(
+    tmp_path: Path, capability: tuple[int, int] | None
+) -> None:
+    """With a driver that sees a GPU, ``doctor`` (no ``--arch``) judges the ptxas for
+    that GPU's architecture, as the driver reports it (``cuInit``, in a child); without
+    one, for any architecture."""
+    import subprocess
+
+    from hostile import clean_env
+
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=13000, capability=capability)
+    env = clean_env(tmp_path / "home", TRITON_LIBCUDA_PATH=str(lib.parent))
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    doc = json.loads(done.stdout)
+    arch = capability[0] * 10 + capability[1] if capability else None
+    assert doc["arch"] == arch, (doc["arch"], done.stderr)
+    notes = " ".join(doc.get("notes", []))
+    assert (f"target sm_{arch}: the GPU's" in notes) == (arch is not None), notes
 
 
 def test_a_refusal_of_the_users_ptxas_says_it_was_set(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -162,9 +163,26 @@ def _warnings_as_lines(shown: Sequence[str]) -> Iterator[None]:
         print(fit(line), file=sys.stderr)
 
 
+def _arch_of_the_gpu(tc: Toolchain) -> int | None:
+    """The architecture of the GPU the chosen driver sees (``_probe.gpu_arch``, in a
+    child process), or ``None``: no driver chosen, no GPU."""
+    driver = tc["libcuda"].path
+    if driver is None:
+        return None
+    from ._discovery._probe import gpu_arch
+
+    return gpu_arch(Path(driver))[0]
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
     tc = resolve_all(args.arch, host=host)
+    if args.arch is None:  # the GPU present says which ptxas must serve it
+        arch = _arch_of_the_gpu(tc)
+        if arch is not None:
+            tc = resolve_all(arch, host=host)
+            note = f"target sm_{arch}: the GPU's, as its driver reports it"
+            tc = dataclasses.replace(tc, notes=(note, *tc.notes))
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(

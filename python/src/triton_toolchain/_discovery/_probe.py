@@ -11,6 +11,8 @@ would write for a target, a driver library says which CUDA release it supports.
   answer is a problem (``None``: it assembled and wrote a cubin) built from the lines of
   its output that say ``fatal`` or ``error``, cleaned of control characters and of the
   temporary path, at most 300 characters: the output is never trusted beyond that.
+- ``gpu_arch(path)``: the first GPU's architecture, asked of a ``libcuda.so.1`` in a
+  child Python (``cuInit``, then the compute capability), for ``doctor``;
 - ``driver_cuda(path)``: ``cuDriverGetVersion`` of a ``libcuda.so.1``, asked in a child
   Python (the library is never loaded into this process; ``cuDriverGetVersion`` needs
   no ``cuInit`` and no GPU); its answer must be one line ``<status> <version>``.
@@ -125,6 +127,43 @@ _ASK_DRIVER = (
     "v = ctypes.c_int(0)\n"
     "print(lib.cuDriverGetVersion(ctypes.byref(v)), v.value)\n"
 )
+
+
+# Run in a child ``python -I -S``: the first GPU's compute capability, which needs
+# ``cuInit`` (a GPU context is never made). Prints "<status> <major> <minor>".
+_ASK_ARCH = (
+    "import ctypes, sys\n"
+    "lib = ctypes.CDLL(sys.argv[1])\n"
+    "d, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)\n"
+    "status = lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(d), 0)\n"
+    # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75, _MINOR = 76 (cuda.h)
+    "status = status or lib.cuDeviceGetAttribute(ctypes.byref(major), 75, d)\n"
+    "status = status or lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, d)\n"
+    "print(status, major.value, minor.value)\n"
+)
+_ARCH_ANSWER = re.compile(r"(-?\d{1,9}) (\d{1,3}) (\d{1,3})")
+
+
+def gpu_arch(path: Path) -> tuple[int | None, str | None]:
+    """``(arch, None)``: the architecture of the first GPU (90 for compute capability
+    9.0), as the driver library at ``path`` reports it in a child process; or ``(None,
+    why not)``: no GPU, a driver that fails, a library that cannot be trusted. Never
+    remembered: a GPU can change under the same driver file. For ``doctor``, never on
+    the import path."""
+    problem = _fs.file_problem(path) or _fs.untrusted(path)
+    if problem:
+        return None, problem
+    argv = [sys.executable, "-I", "-S", "-c", _ASK_ARCH, str(path)]
+    status, output, problem = collect(argv, {"PATH": os.defpath})
+    text = output.decode("ascii", "replace").strip()
+    found = _ARCH_ANSWER.fullmatch(text)
+    if problem is not None:
+        return None, problem
+    if status != 0 or found is None:
+        return None, f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
+    if found.group(1) != "0":
+        return None, f"no GPU answered (CUresult {found.group(1)})"
+    return int(found.group(2)) * 10 + int(found.group(3)), None
 
 
 def driver_cuda(
