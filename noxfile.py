@@ -134,6 +134,7 @@ def newer_python(session: nox.Session) -> None:
     build), and so do the Nix and arm64 tests (MAIN_SESSION_ONLY)."""
     _install(session, LATEST_TRITON)
     _fetch_ptxas(session)
+    session.install(*PACKAGING)
     # The fit matrix judges the same Triton in `tests`: not again per interpreter.
     matrix = "--ignore=tests/test_fit_matrix.py"
     session.run("pytest", "-ra", *MAIN_SESSION_ONLY, matrix, "-m", "not torch", *session.posargs)
