@@ -87,13 +87,21 @@ def _cut_short(signals: _Signals, deadline: float, timeout: float) -> str | None
 
 
 def _exit_of(proc: Any, deadline: float, timeout: float, signals: _Signals) -> str | None:
-    """Wait for ``proc`` to exit; why it was not waited for to the end, or ``None``."""
-    while proc.poll() is None:
+    """Wait for ``proc`` to exit; why it was not waited for to the end, or ``None``.
+    Waits in slices of a tenth of a second (``Popen.wait`` returns as soon as the tool
+    exits, a fixed sleep would not: the output usually closes just before the exit), so
+    that a noted signal is acted on within that."""
+    import subprocess
+
+    while True:
         problem = _cut_short(signals, deadline, timeout)
         if problem is not None:
             return problem
-        time.sleep(0.02)
-    return None
+        try:
+            proc.wait(min(0.1, max(0.0, deadline - time.monotonic())))
+            return None
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def collect(
