@@ -19,12 +19,9 @@ mkdir -p "$OUT"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 VENV=$WORK/venv
-"$HOST_PYTHON" -m venv --without-pip "$VENV"
-HOST_SITE=$("$HOST_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-VENV_SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-printf 'import site; site.addsitedir(%s)\n' "'$HOST_SITE'" >"$VENV_SITE/00-host-venv.pth"
-"$HOST_PYTHON" -m pip install --quiet --no-index --find-links "$WHEELS" \
-  --target "$VENV_SITE" triton-toolchain pyelftools
+# shellcheck source=tests/gpu/shim-venv.sh
+. "$(dirname "${BASH_SOURCE[0]}")/shim-venv.sh"
+shim_venv "$VENV" "$WHEELS"
 EXTRA=()
 for p in "$@"; do EXTRA+=("$(cd "$(dirname "$p")" && pwd)/$(basename "$p")"); done
 chmod +x "${EXTRA[@]}" 2>/dev/null || true

@@ -44,13 +44,9 @@ log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 # --- the shim's venv ------------------------------------------------------------------------
 VENV=$WORK/venv
-"$HOST_PYTHON" -m venv --without-pip "$VENV"
-HOST_SITE=$("$HOST_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-VENV_SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-# Read torch's venv (and its .pth files) first; the shim's .pth sorts after it.
-printf 'import site; site.addsitedir(%s)\n' "'$HOST_SITE'" >"$VENV_SITE/00-host-venv.pth"
-"$HOST_PYTHON" -m pip install --quiet --no-index --find-links "$WHEELS" \
-  --target "$VENV_SITE" triton-toolchain pyelftools
+# shellcheck source=tests/gpu/shim-venv.sh
+. "$(dirname "${BASH_SOURCE[0]}")/shim-venv.sh"
+shim_venv "$VENV" "$WHEELS"
 SHIM_PYTHON=$VENV/bin/python
 "$SHIM_PYTHON" -m triton_toolchain doctor >"$OUT/doctor.txt" 2>&1 || true
 "$SHIM_PYTHON" -m triton_toolchain doctor -v >"$OUT/doctor-v.txt" 2>&1 || true

@@ -261,7 +261,7 @@ def guard_get_ptxas(
 
     @functools.wraps(original)
     def get_ptxas(*args: object, **kwargs: object) -> object:
-        from ._guards import no_ptxas, ptxas_error, setting_error
+        from ._guards import no_ptxas, setting_error
 
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
@@ -272,13 +272,21 @@ def guard_get_ptxas(
             tool = original(*args, **kwargs)
         except RuntimeError as exc:  # Triton's "Cannot find ptxas"
             raise no_ptxas(arch, exc) from exc
-        problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
-        if problem is not None:
-            raise problem
-        return _fitted(arch, tool, plan, namespace)
+        return _judged(arch, tool, plan, namespace)
 
     setattr(get_ptxas, ORIGINAL, original)
     return get_ptxas
+
+
+def _judged(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespace) -> object:
+    """The ptxas Triton chose (``tool``) judged for ``sm_<arch>`` (``_guards.ptxas_error``),
+    then fitted (``_fitted``): what the guards return, or the shim's error raised."""
+    from ._guards import ptxas_error
+
+    problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
+    if problem is not None:
+        raise problem
+    return _fitted(arch, tool, plan, namespace)
 
 
 def _fitted(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespace) -> object:
@@ -314,14 +322,9 @@ def guard_path_to_binary(
         tool = original(binary)
         if binary != "ptxas":
             return tool
-        from ._guards import ptxas_error
-
         capability = sys._getframe(1).f_locals.get("capability")
         arch = capability if type(capability) is int else None
-        problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
-        if problem is not None:
-            raise problem
-        return _fitted(arch, tool, plan, namespace)
+        return _judged(arch, tool, plan, namespace)
 
     setattr(_path_to_binary, ORIGINAL, original)
     return _path_to_binary
