@@ -206,7 +206,7 @@ def test_run_with_toolchain_exports_without_overriding(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     env = scenario_env(layout, CC="gcc")
     code = (
-        "import sys; from triton_toolchain._exports import run_with_toolchain; "
+        "import sys; from triton_toolchain._cli import run_with_toolchain; "
         "sys.exit(run_with_toolchain(['env']))"
     )
     done = subprocess.run(
@@ -222,7 +222,7 @@ def test_run_with_toolchain_exports_without_overriding(tmp_path: Path) -> None:
 def test_run_with_toolchain_reports_a_missing_program(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     code = (
-        "import sys; from triton_toolchain._exports import run_with_toolchain; "
+        "import sys; from triton_toolchain._cli import run_with_toolchain; "
         "sys.exit(run_with_toolchain(['no-such-program-here']))"
     )
     done = subprocess.run(

@@ -42,7 +42,6 @@ from elf_fixtures import built, install_driver, kernel_module, write_ld_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from triton_toolchain import _manifest, _record
-from triton_toolchain._activate import drivers_in
 from triton_toolchain._discovery import _answers, _driver, _elf, _headers, _ldcache
 from triton_toolchain._discovery._compiler import judge_v
 from triton_toolchain._discovery._host import Host, triton_version
@@ -52,6 +51,7 @@ from triton_toolchain._errors import ManifestError
 from triton_toolchain._exports import read_exports
 from triton_toolchain._observe import encode, store
 from triton_toolchain._plan import resolve_plan, without_history
+from triton_toolchain._process import drivers_in
 
 PROFILE = os.environ.get("TT_FUZZ", "ci")
 SCALE = {"ci": 1, "long": 25}[PROFILE]

@@ -77,7 +77,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    import importlib  # noqa: PLC0415  a lazy name's first use only (not on the import path)
 
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value

@@ -1,5 +1,6 @@
-"""The shim in this process: the import hook, the driver loaded by its absolute path,
-and the activation, by hand (``activate()``) or at import.
+"""The shim in this process: the import hook and the activation, by hand
+(``activate()``) or at import. What it needs of the process (the patches, the report,
+the drivers mapped and loading one, the user's environment) is ``_process``'s.
 
 **The hook.** The wheel installs ``triton_toolchain.pth`` into site-packages. Its one line
 costs a few microseconds at interpreter start: unless ``TRITON_TOOLCHAIN`` is ``off``
@@ -19,15 +20,16 @@ code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
 
 1. resolve, or reuse the activation record of an earlier process whose every observed
    fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver);
-2. load the chosen driver by its absolute path (``preload_driver``), so that every later
-   ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime, Triton, CuPy or
-   ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped already
-   (``/proc/self/maps``): two drivers in one process cannot work;
+2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
+   every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
+   Triton, CuPy or ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped
+   already (``/proc/self/maps``): two drivers in one process cannot work;
 3. hand the plan to the adapters: torch's environment when ``torch`` starts importing,
    its modules as they are imported (``_torch``), Triton's knobs and guards once
    ``triton`` has finished (``_triton``). The adapters record what they replace in
-   ``Patches`` (made once, never over a replacement someone else installed after ours;
-   the replacement carries the original in ``ORIGINAL``) and what they did in ``Report``.
+   ``_process.Patches`` (made once, never over a replacement someone else installed
+   after ours; the replacement carries the original in ``ORIGINAL``) and what they did
+   in ``_process.Report``.
 
 Guarantees:
 
@@ -40,23 +42,25 @@ Guarantees:
 - ``TRITON_TOOLCHAIN=off`` (or ``0``, ``false``, ``no``) turns every activation into a
   no-op, the automatic one included; ``on``, ``1``, ``true``, ``yes`` or unset is on; any
   other value is on, with a warning naming the accepted values.
-- Pure standard library, plain classes, one module: this is what every process that
-  imports Triton or torch pays for (each module imported costs ~0.1 ms). The resolver,
-  the catalog and the builder load only on a miss, for ``doctor`` or for a build.
+- Pure standard library, plain classes, few modules (this one, ``_process``,
+  ``_record``, ``_trust``): this is what every process that imports Triton or torch pays
+  for (each module imported costs ~0.1 ms). The resolver, the catalog and the builder
+  load only on a miss, for ``doctor`` or for a build: the imports of them here are
+  inside the functions that need them.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import _record
+from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -233,124 +237,6 @@ def find_spec(
     return install().find_spec(name, path, target)
 
 
-# ------------------------------------------------------------ the driver in this process
-
-MAPS = "/proc/self/maps"
-MAPS_LIMIT = 64 << 20
-MAPS_CHUNK = 1 << 16  # a larger buffer costs more to allocate than the reads it saves
-
-
-def loaded_drivers() -> list[str]:
-    """Paths of the ``libcuda.so*`` files mapped into this process, in the order they
-    appear; none where ``/proc/self/maps`` cannot be read."""
-    try:
-        fd = os.open(MAPS, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return []
-    chunks, size = [], 0
-    try:
-        while size < MAPS_LIMIT:
-            chunk = os.read(fd, MAPS_CHUNK)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError:
-        return []
-    finally:
-        os.close(fd)
-    return drivers_in(b"".join(chunks))
-
-
-def drivers_in(text: bytes) -> list[str]:
-    """The ``libcuda.so*`` paths in the bytes of a ``/proc/PID/maps`` file, in order,
-    each once (any bytes: a path may hold any byte but NUL and newline)."""
-    if b"/libcuda.so" not in text:
-        return []
-    found: dict[str, None] = {}
-    for line in text.decode("utf-8", "surrogateescape").splitlines():
-        fields = line.split(None, 5)
-        path = fields[5] if len(fields) == 6 else ""
-        if os.path.basename(path).startswith("libcuda.so"):
-            found[path] = None
-    return list(found)
-
-
-def preload_driver(path: str, loaded: list[str] | None = None) -> str:
-    """Load the driver ``path`` (absolute) with ``RTLD_GLOBAL`` unless a ``libcuda.so*``
-    is already mapped into this process; return the path of the driver now loaded.
-
-    Afterwards ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
-    Triton's ``ctypes`` probe or ``driver.c``, returns this library (the dynamic loader
-    matches loaded objects by SONAME before it searches ``LD_LIBRARY_PATH``, whose empty
-    entries mean the current directory). A driver already loaded is kept: two drivers
-    in one process cannot work; the resolver reports that one as found in the process.
-    ``loaded``: ``loaded_drivers()`` as the caller has just read it.
-    """
-    if loaded is None:
-        loaded = loaded_drivers()
-    if loaded:
-        return loaded[0]
-    if not os.path.isabs(path):
-        raise ValueError(f"the driver must be loaded by its absolute path, not {path!r}")
-    import ctypes
-
-    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    return path
-
-
-# ---------------------------------------------------------------- patches and the report
-
-ORIGINAL = "__triton_toolchain_original__"
-if TYPE_CHECKING:
-    Namespace = dict[str, Any]
-
-
-class Report:
-    """What one application did: settings made (``"knobs.nvidia.ptxas"``, ``"env:CC"``,
-    ``"patch:...get_ptxas"`` -> value) and left alone (-> why)."""
-
-    def __init__(self) -> None:
-        self.applied: dict[str, str] = {}
-        self.kept: dict[str, str] = {}
-        self.notes: list[str] = []
-
-
-class Patches:
-    """The replacements made in this process: ``(namespace, name) -> (original, ours)``."""
-
-    def __init__(self) -> None:
-        self.made: dict[tuple[str, str], tuple[object, object]] = {}
-
-    def patch(
-        self, where: str, namespace: Namespace, attr: str, make: Callable[[Any], object]
-    ) -> bool:
-        """Replace ``namespace[attr]`` by ``make(original)`` unless it is absent or someone
-        replaced ours since. True when ours is in place."""
-        if attr not in namespace:
-            return False
-        key = (where, attr)
-        present = namespace[attr]
-        if key in self.made:
-            original, ours = self.made[key]
-            if present is ours:
-                return True
-            if present is not original:
-                return False
-        replacement = make(present)
-        self.made[key] = (present, replacement)
-        namespace[attr] = replacement
-        return True
-
-    def unpatch(self, where: str, namespace: Namespace, attr: str) -> None:
-        """Put the original back, if ours is still in place."""
-        key = (where, attr)
-        if key in self.made:
-            original, ours = self.made.pop(key)
-            if namespace.get(attr) is ours:
-                namespace[attr] = original
-
-
 # ------------------------------------------------------------------------ the activation
 
 
@@ -398,7 +284,7 @@ class Activation:
         """The resolution applied, with its whole history (``_plan.full_toolchain``)."""
         if self.plan is None:
             return None
-        from ._plan import full_toolchain
+        from ._plan import full_toolchain  # noqa: PLC0415  the resolver: when asked only
 
         return full_toolchain(self.plan)
 
@@ -412,16 +298,15 @@ class Activation:
 
 
 class _State:
-    """This process's activation (one, under ``_LOCK``)."""
+    """This process's activation (one, under ``_process.LOCK``; the variables written and
+    the driver loaded are ``_process.SHIM``'s)."""
 
     def __init__(self) -> None:
-        self.env: dict[str, str] = {}  # variables this module wrote
         self.memo: tuple[object, dict[str, Any]] | None = None  # (inputs, plan) last resolved
         self.plan: dict[str, Any] | None = None  # the plan in force
         self.requested = False  # activate() was called (the hook applies it on import)
         self.triton_ready = False
         self.triton: TritonState | None = None
-        self.driver: str | None = None
         self.driver_notes: tuple[str, ...] = ()
         self.mapped: list[str] | None = None  # the drivers mapped when last resolved
         self.last: Activation | None = None
@@ -429,32 +314,25 @@ class _State:
         self.torch_report = Report()  # what torch got, cumulatively
 
 
-_LOCK = threading.RLock()
 _STATE = _State()
 
 
 def current() -> Activation | None:
     """The last activation of this process, or ``None``; what torch's modules got since
     (they are applied to as they are imported) included."""
-    with _LOCK:
+    with LOCK:
         last = _STATE.last
         if last is None or last.plan is None:
             return last
         applied = {**last.applied, **_STATE.torch_report.applied}
         kept = {**last.kept, **_STATE.torch_report.kept}
-        return Activation(last.mode, last.plan, applied, kept, _STATE.driver, last.notes)
-
-
-def user_environ() -> dict[str, str]:
-    """``os.environ`` without the values this module wrote: what the user set."""
-    with _LOCK:
-        return {k: v for k, v in os.environ.items() if _STATE.env.get(k) != v}
+        return Activation(last.mode, last.plan, applied, kept, SHIM.driver, last.notes)
 
 
 def _plan_now() -> dict[str, Any]:
-    with _LOCK:
+    with LOCK:
         if _STATE.plan is None:
-            from ._errors import ToolchainError
+            from ._errors import ToolchainError  # noqa: PLC0415  for an error only
 
             raise ToolchainError("triton-toolchain was not activated")
         return _STATE.plan
@@ -473,38 +351,29 @@ def resolved_plan(arch: int | None) -> dict[str, Any]:
     _STATE.mapped = loaded_drivers()
     plan = None if _STATE.mapped else _record.lookup(key, environ)
     if plan is None:
-        from ._plan import resolve_plan
+        # A miss: the resolver and the record's writing side load now, never on a hit.
+        from ._observe import store  # noqa: PLC0415  a miss only
+        from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 
         plan, facts = resolve_plan(arch, environ)
         if not _STATE.mapped:
-            from ._observe import store
-            from ._plan import without_history
-
             store(key, facts, without_history(plan), environ)
     _STATE.memo = (inputs, plan)
     return plan
 
 
-def loaded_by_shim() -> frozenset[str]:
-    """The driver this module loaded into the process (not someone else's)."""
-    with _LOCK:
-        return frozenset({os.path.realpath(_STATE.driver)} if _STATE.driver else ())
-
-
 def _load_driver(plan: Mapping[str, Any]) -> None:
     """Load the plan's driver by its absolute path, once."""
     path = plan.get("driver")
-    if path is None or _STATE.driver is not None:
+    if path is None or SHIM.driver is not None:
         return
     notes = []
     try:
-        _STATE.driver = preload_driver(path, _STATE.mapped)
+        SHIM.driver = preload_driver(path, _STATE.mapped)
     except (OSError, ValueError) as exc:
         notes.append(f"could not load the driver {path}: {exc}")
-    if _STATE.driver and os.path.realpath(_STATE.driver) != os.path.realpath(path):
-        notes.append(
-            f"this process had already loaded {_STATE.driver}; it is used instead of {path}"
-        )
+    if SHIM.driver and os.path.realpath(SHIM.driver) != os.path.realpath(path):
+        notes.append(f"this process had already loaded {SHIM.driver}; it is used instead of {path}")
     _STATE.driver_notes = tuple(notes)
 
 
@@ -541,26 +410,26 @@ def _activation(mode: Mode, plan: dict[str, Any], report: Report, *extra: str) -
     applied = {**_STATE.torch_report.applied, **report.applied}
     kept = {**_STATE.torch_report.kept, **report.kept}
     notes = (*_errors(plan), *report.notes, *_STATE.driver_notes, *extra)
-    return Activation(mode, plan, applied, kept, _STATE.driver, notes)
+    return Activation(mode, plan, applied, kept, SHIM.driver, notes)
 
 
 def _apply_triton(plan: dict[str, Any]) -> Activation:
-    from ._triton import TritonState, apply
+    from ._triton import TritonState, apply  # noqa: PLC0415  once Triton is imported only
 
     if _STATE.triton is None:
         _STATE.triton = TritonState()
     report = Report()
-    mode = apply(_plan_now, _STATE.triton, _STATE.env, report)
-    return _activation(mode, plan, report)  # type: ignore[arg-type]
+    mode = apply(_plan_now, _STATE.triton, SHIM.env, report)
+    return _activation(mode, plan, report)
 
 
 def _apply_torch(name: str, *, finished: bool) -> None:
     """Hand the plan to torch: its environment when ``torch`` starts importing, its
     modules as they are imported (``_torch``)."""
-    from . import _torch
+    from . import _torch  # noqa: PLC0415  once torch is imported only
 
     if not finished and name == "torch":
-        _torch.before_torch(_plan_now(), _STATE.env, _STATE.torch_report)
+        _torch.before_torch(_plan_now(), SHIM.env, _STATE.torch_report)
     elif finished and name in _torch.WATCHED:
         _torch.after_import(name, _plan_now, _STATE.torch_patches, _STATE.torch_report)
 
@@ -570,9 +439,9 @@ def _catch_up_torch() -> None:
     if "torch" not in sys.modules:
         return
     _apply_torch("torch", finished=False)
-    from ._torch import WATCHED
+    from . import _torch  # noqa: PLC0415  once torch is imported only
 
-    for name in sorted(WATCHED & set(sys.modules)):
+    for name in sorted(_torch.WATCHED & set(sys.modules)):
         _apply_torch(name, finished=True)
 
 
@@ -593,7 +462,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
         triton_toolchain.activate().applied["knobs.nvidia.ptxas_blackwell"]
         # '/usr/local/cuda-13.0/bin/ptxas'
     """
-    with _LOCK:
+    with LOCK:
         on, _ = switch()
         if not on:
             _STATE.last = Activation(
@@ -601,7 +470,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
             )
             return _STATE.last
         if toolchain is not None:
-            from ._plan import plan_of
+            from ._plan import plan_of  # noqa: PLC0415  the caller resolved: loaded already
 
             plan = plan_of(toolchain)
         else:
@@ -627,7 +496,7 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
     again; one of torch's watched modules finished: apply to it. Returns what is worth a
     warning (wrong settings); raises ``ToolchainError`` for a resolution that cannot be
     made."""
-    with _LOCK:
+    with LOCK:
         if not switch()[0]:
             return ()
         warnings: tuple[str, ...] = ()

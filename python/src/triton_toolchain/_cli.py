@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import signal
 import sys
 import warnings
@@ -28,15 +29,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, _pcfile
 from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ._discovery import LOCATORS
 from ._discovery._host import Host
+from ._discovery._probe import gpu_arch
 from ._discovery._search import Context
 from ._errors import ManifestError, SettingError, ToolchainError
-from ._exports import toolchain_env
+from ._exports import merged_env, toolchain_env
 from ._manifest import load, to_json, write
 from ._model import Choice, Source, SourceKind, Toolchain
+from ._process import user_environ
 from ._report import (
     GoalVerdict,
     Installed,
@@ -48,6 +51,8 @@ from ._report import (
     shown_components,
 )
 from ._resolve import resolve, resolve_all
+from ._selftest import self_test
+from ._triton._doctor import unusable_tools
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
 
@@ -169,8 +174,6 @@ def _arch_of_the_gpu(tc: Toolchain) -> int | None:
     driver = tc["libcuda"].path
     if driver is None:
         return None
-    from ._discovery._probe import gpu_arch
-
     return gpu_arch(Path(driver))[0]
 
 
@@ -191,8 +194,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if steps is None or step.name in steps
         for c in step.components
     )
-    from ._triton._guards import unusable_tools
-
     shown = [c.error for c in tc.errors() if c.error]
     with _warnings_as_lines(shown):
         refused = unusable_tools(tc) if asks_ptxas else ()
@@ -202,8 +203,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     status = 2 if tc.errors() or rejected else (0 if focus.ready else 1)
     report = None
     if args.run:
-        from ._selftest import self_test
-
         with _warnings_as_lines(shown):
             report = self_test(tc)
         status = status or (0 if report.ok else 1)
@@ -325,12 +324,10 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     """Write ``triton-toolchain.pc`` (``_pcfile``) to standard output or into ``-o DIR``
     (temporary file and rename, as ``lock``); exit 1 when a component it names is
     missing (it is left out of the file and named on standard error)."""
-    from ._pcfile import FILE_NAME, Unsayable, missing, pc_text
-
     tc = _resolve_verified(args.arch)
     try:
-        text = pc_text(tc)
-    except Unsayable as exc:
+        text = _pcfile.pc_text(tc)
+    except _pcfile.Unsayable as exc:
         print(fit(f"error: {exc}"), file=sys.stderr)
         return 2
     if args.output is None:
@@ -338,13 +335,13 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     elif not args.output:
         raise ManifestError("pkg-config -o '': give the directory to write triton-toolchain.pc in")
     else:
-        out = Path(os.path.abspath(args.output)) / FILE_NAME
+        out = Path(os.path.abspath(args.output)) / _pcfile.FILE_NAME
         print(write(out, text, force=args.force), file=sys.stderr)
-    absent = missing(tc)
+    absent = _pcfile.missing(tc)
     if absent:
         print(
             fit(
-                f"missing: {', '.join(absent)}; left out of {FILE_NAME} "
+                f"missing: {', '.join(absent)}; left out of {_pcfile.FILE_NAME} "
                 "(`triton-toolchain doctor` says why and what to do)"
             ),
             file=sys.stderr,
@@ -393,9 +390,32 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from ._exports import run_with_toolchain
+def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
+    """``triton-toolchain run -- CMD ARGS...``: replace this process by ``CMD`` with the
+    toolchain's variables exported (``_exports.merged_env``) where the environment does
+    not already set them, and ``PATH``/``LD_LIBRARY_PATH`` without empty or relative
+    entries. The non-Nix twin of the Nix wrapper. Returns only on failure: 127 when
+    ``CMD`` cannot be found, 126 when it cannot be run (as shells do)."""
+    tc = resolve(arch, host=Host.current(user_environ()))
+    env = merged_env(tc, os.environ)
+    program = argv[0]
+    if os.sep not in program:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        if found is None or not os.path.isabs(found):
+            print(f"triton-toolchain run: {program}: command not found", file=sys.stderr)
+            return 127
+        program = found
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(program, argv, env)  # noqa: S606  a resolved absolute path, no shell
+    except OSError as exc:
+        print(f"triton-toolchain run: {program}: {exc.strerror or exc}", file=sys.stderr)
+        return 126 if os.path.exists(program) else 127
+    return 0  # pragma: no cover  (execve does not return)
 
+
+def cmd_run(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         print(

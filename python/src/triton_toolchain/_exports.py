@@ -1,6 +1,9 @@
 """The environment that hands a resolution to another process: Triton's own variables,
 ``CC``, ``TRITON_TOOLCHAIN_MANIFEST``, and ``TRITON_TOOLCHAIN_EXPORTS``, which says what
-was exported and where it came from. One place for which component goes where.
+was exported and where it came from. One place for which component goes where, and
+for the format of ``TRITON_TOOLCHAIN_EXPORTS``, written (``toolchain_env``) and read back
+(``read_exports``, for the resolver above) here; the command that runs a program with
+them (``triton-toolchain run``) is ``_cli``'s.
 
 ``TRITON_TOOLCHAIN_EXPORTS`` (JSON: variable -> ``[value, source]``) lets the child's
 resolution tell the values a parent's ``env``/``run`` exported from the user's own
@@ -101,35 +104,3 @@ def merged_env(tc: Toolchain, base: Mapping[str, str]) -> dict[str, str]:
             if not merged[key] and key == "LD_LIBRARY_PATH":
                 del merged[key]
     return merged
-
-
-def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
-    """``triton-toolchain run -- CMD ARGS...``: replace this process by ``CMD`` with the
-    toolchain's variables exported (``_exports.merged_env``) where the environment does
-    not already set them, and ``PATH``/``LD_LIBRARY_PATH`` without empty or relative
-    entries. The non-Nix twin of the Nix wrapper. Returns only on failure: 127 when
-    ``CMD`` cannot be found, 126 when it cannot be run (as shells do)."""
-    import shutil
-    import sys
-
-    from ._activate import user_environ
-    from ._discovery._host import Host
-    from ._resolve import resolve
-
-    tc = resolve(arch, host=Host.current(user_environ()))
-    env = merged_env(tc, os.environ)
-    program = argv[0]
-    if os.sep not in program:
-        found = shutil.which(program, path=env.get("PATH", os.defpath))
-        if found is None or not os.path.isabs(found):
-            print(f"triton-toolchain run: {program}: command not found", file=sys.stderr)
-            return 127
-        program = found
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        os.execve(program, argv, env)  # noqa: S606  a resolved absolute path, no shell
-    except OSError as exc:
-        print(f"triton-toolchain run: {program}: {exc.strerror or exc}", file=sys.stderr)
-        return 126 if os.path.exists(program) else 127
-    return 0  # pragma: no cover  (execve does not return)

@@ -6,6 +6,7 @@ from __future__ import annotations
 # Triton ships no type information (and the type-check session does not install it).
 import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
 import triton.language as tl  # type: ignore[import-untyped, import-not-found, unused-ignore]
+from triton.compiler import ASTSource  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 SIGNATURE = {
     "x_ptr": "*fp32",
@@ -34,8 +35,6 @@ def ast_source() -> object:
     ``triton.compile``. Its ``__init__`` says which form it takes (read from each
     release's ``compiler/compiler.py``): ``constexprs`` by name, with the constexpr in
     the signature (3.3 and newer), or ``constants`` by name, without it (3.0-3.2)."""
-    from triton.compiler import ASTSource  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
     if "constexprs" in ASTSource.__init__.__code__.co_varnames:
         return ASTSource(add_kernel, SIGNATURE, constexprs=CONSTEXPRS)
     signature = {name: kind for name, kind in SIGNATURE.items() if kind != "constexpr"}

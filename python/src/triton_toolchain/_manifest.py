@@ -487,7 +487,7 @@ def write(target: Path, text: str, *, force: bool) -> str:
 def _replace(target: Path, data: bytes, kept: str) -> None:
     """A new file in ``target``'s directory (an unpredictable name, ``O_EXCL`` and
     ``O_NOFOLLOW``), flushed to disk, renamed over ``target``; the directory flushed."""
-    import tempfile
+    import tempfile  # noqa: PLC0415  writing only: tempfile and random cost ~1 ms
 
     directory = target.parent
     tmp: str | None = None

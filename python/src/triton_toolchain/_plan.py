@@ -33,8 +33,12 @@ from typing import Any
 from ._catalog import COMPONENTS
 from ._discovery import _fs
 from ._discovery._compiler import command_argv
-from ._discovery._host import python_include_dir
+from ._discovery._host import Host, python_include_dir
+from ._errors import ToolchainError
 from ._model import Choice, SourceKind, Toolchain
+from ._observe import recording
+from ._process import loaded_by_shim, user_environ
+from ._resolve import resolve_all
 
 
 def plan_of(tc: Toolchain) -> dict[str, Any]:
@@ -100,10 +104,6 @@ def _torch_part(tc: Toolchain) -> dict[str, Any]:
 
 def resolve_plan(arch: int | None, environ: Mapping[str, str]) -> tuple[dict[str, Any], Any]:
     """Resolve for this process with ``environ``: the plan and the facts it rests on."""
-    from ._discovery._host import Host
-    from ._observe import recording
-    from ._resolve import resolve_all
-
     with recording() as facts:
         plan = plan_of(resolve_all(arch, host=Host.current(environ)))
     return plan, facts
@@ -116,15 +116,8 @@ def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
     environment (nothing has changed, or the record would not have been reused), the
     driver the shim loaded not counted as one loaded by someone else; the plan's own
     when that fails."""
-    from ._activate import user_environ
-    from ._discovery._host import Host
-    from ._errors import ToolchainError
-    from ._resolve import resolve_all
-
     if plan.get("history"):
         return Toolchain.from_dict(plan["toolchain"])
-    from ._activate import loaded_by_shim
-
     arch = plan["toolchain"].get("arch")
     host = dataclasses.replace(Host.current(user_environ()), loaded_by_shim=loaded_by_shim())
     try:

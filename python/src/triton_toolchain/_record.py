@@ -86,7 +86,7 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
         return lambda n: (
             len(n) >= least and n.startswith(head) and n.endswith(tail) and n[:1] != shown
         )
-    import fnmatch
+    import fnmatch  # noqa: PLC0415  fast path: only for a pattern of more wildcards
 
     return lambda n: n[:1] != shown and fnmatch.fnmatchcase(n, pattern)
 
@@ -132,7 +132,7 @@ def _spec_dirs(name: str) -> list[str]:
     module = sys.modules.get(name)
     spec = getattr(module, "__spec__", None) if module is not None else None
     if spec is None:
-        import importlib.util
+        import importlib.util  # noqa: PLC0415  fast path: only for a package not imported
 
         try:
             spec = importlib.util.find_spec(name)

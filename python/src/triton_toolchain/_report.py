@@ -5,7 +5,7 @@ place looked at, every rejected candidate and every note.
 
 A goal is judged from the resolution (``Toolchain``), the Python packages it runs as
 their files say (``Installed``, nothing imported) and what the installed Triton refuses
-of the chosen ptxas (``_triton._guards.unusable_tools``). Plain text shows notes only
+of the chosen ptxas (``_triton._doctor.unusable_tools``). Plain text shows notes only
 where they change what to do: the resolution's notes about settings, the fix that a
 component's locator worked out (``python-headers``: this distribution's package), a
 strict manifest, and the first candidate rejected for a missing component.
@@ -14,6 +14,7 @@ strict manifest, and the first candidate rejected for a missing component.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -349,8 +350,6 @@ def fit(text: str, width: int = WIDTH) -> str:
     path of over 90 columns) stays whole on a line of its own, and so does an ``error:``
     line (the setting or file, its value and the problem: to be copied and searched for
     whole; its fix follows on a line of its own)."""
-    import textwrap
-
     out: list[str] = []
     for line in text.splitlines():
         if len(line) <= width or line.startswith("error: "):

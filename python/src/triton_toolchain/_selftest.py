@@ -16,9 +16,11 @@ Steps, each reported as ok, failed (with the error) or skipped (with the reason)
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -26,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._activate import loaded_drivers
+from ._activate import activate
 from ._model import Toolchain
+from ._process import loaded_drivers
+from ._triton import _build
 
 N = 4097
 
@@ -84,9 +88,7 @@ def self_test(tc: Toolchain | None = None, *, launch: bool = True) -> SelfTestRe
     """Run the steps of the module docstring with ``tc`` (default: resolve now)."""
     steps: list[Step] = []
     try:
-        import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-        from ._activate import activate
+        import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
         activation = activate(arch=tc.arch if tc else None, toolchain=tc)
         tc = activation.toolchain
@@ -119,30 +121,28 @@ def _step(name: str, action: Callable[[], str]) -> Step:
 
 
 def _source() -> Any:
-    from . import _kernel
+    from . import _kernel  # noqa: PLC0415  imports Triton
 
     return _kernel.ast_source()
 
 
 def _compile(arch: int) -> str:
-    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
+    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
     kernel = triton.compile(_source(), target=GPUTarget("cuda", arch, 32))
     return f"{len(kernel.asm['cubin'])}-byte cubin"
 
 
 def _nvidia_dir() -> Path:
-    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
     return Path(triton.__file__).parent / "backends" / "nvidia"
 
 
 def _build_launcher(tc: Toolchain) -> str:
-    from ._triton import _build
-
     if tc["libcuda"].path:
-        from triton.backends.nvidia.driver import CudaUtils  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        from triton.backends.nvidia.driver import CudaUtils  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
         CudaUtils()
         return f"built and loaded; driver {', '.join(loaded_drivers())}"
@@ -165,8 +165,8 @@ def _build_launcher(tc: Toolchain) -> str:
 
 
 def _launch() -> str:
-    from triton.backends.nvidia.driver import CudaDriver  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    from triton.runtime import driver  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    from triton.backends.nvidia.driver import CudaDriver  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
+    from triton.runtime import driver  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
     torch_free = hasattr(CudaDriver, "_get_current_stream") and "torch" not in sys.modules
     if not torch_free:
@@ -183,11 +183,11 @@ def _launch() -> str:
 
 def _launch_with_torch() -> str:
     try:
-        import torch  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        import torch  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
     except ImportError as exc:
         raise _NoTorch from exc
 
-    from . import _kernel
+    from . import _kernel  # noqa: PLC0415  imports Triton
 
     if not torch.cuda.is_available():
         raise _Skipped("torch sees no GPU: stopped after the build")
@@ -234,8 +234,6 @@ _PTX_ENTRY = r"\.entry\s+{name}\s*\((.*?)\)"
 def ptx_param_count(ptx: str, name: str) -> int:
     """How many parameters the PTX entry ``name`` takes: the kernel's own arguments plus
     the scratch pointers that newer Tritons append (3.3 adds one, 3.5 another)."""
-    import re
-
     match = re.search(_PTX_ENTRY.format(name=re.escape(name)), ptx, re.DOTALL)
     if match is None:
         raise RuntimeError(f"the PTX has no entry {name!r}")
@@ -259,8 +257,6 @@ def _current_device(cuda: _Cuda) -> ctypes.c_int:
 def _add_on_device(cuda: _Cuda, launch: Callable[[list[ctypes.c_uint64]], None]) -> None:
     """Copy two vectors of ``N`` floats to the GPU, ``launch(pointers)`` the kernel on
     ``x, y, out``, and check ``out == x + y``; device memory is freed in every case."""
-    import array
-
     x = array.array("f", (float(i) for i in range(N)))
     y = array.array("f", (0.5 * i for i in range(N)))
     size = N * x.itemsize
@@ -289,10 +285,10 @@ def _launch_through_the_driver() -> str:
     Tritons whose own launcher needs torch, when torch is not installed. The toolchain
     is the same (Triton's compiler and ptxas, the loaded driver); only the launch
     differs from Triton's."""
-    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
+    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
-    from . import _kernel
+    from . import _kernel  # noqa: PLC0415  imports Triton
 
     cuda = _Cuda()
     device = _current_device(cuda)
@@ -330,9 +326,9 @@ def _launch_through_the_driver() -> str:
 
 
 def _launch_torch_free(target: Any) -> str:
-    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: PLC0415  Triton, torch: optional; when a step runs
 
-    from . import _kernel
+    from . import _kernel  # noqa: PLC0415  imports Triton
 
     cuda = _Cuda()
     _current_device(cuda)

@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # for the annotations only: creating a TypeVar costs the impo
 
 def _private_group(st: os.stat_result) -> bool:
     """The file's group is its owner's private group (same name, no other member)."""
-    import grp
-    import pwd
+    import grp  # noqa: PLC0415  fast path: only for a file its group can write
+    import pwd  # noqa: PLC0415  fast path: only for a file its group can write
 
     try:
         owner = pwd.getpwuid(st.st_uid).pw_name
@@ -55,7 +55,7 @@ def _private_group(st: os.stat_result) -> bool:
 
 
 def _owner_name(uid: int) -> str:
-    import pwd
+    import pwd  # noqa: PLC0415  fast path: only for a file of another owner
 
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"

@@ -29,7 +29,8 @@ Guarantees:
 
 Search order (discovery of ``libcuda``, ``DRIVER_STEPS``):
 
-1. already loaded in this process (``/proc/self/maps``; the real process only);
+1. already loaded in this process (``Host.mapped_drivers``: ``/proc/self/maps`` under
+   the host's root), but for the driver the shim itself loaded;
 2. ``/run/opengl-driver/lib`` (NixOS);
 3. ``/usr/lib/wsl/lib`` (WSL2);
 4. absolute ``LD_LIBRARY_PATH`` entries (empty and relative entries are refused);
@@ -55,7 +56,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._activate import loaded_drivers
 from .._catalog import MACHINES
 from .._model import Choice, Rejection, Source, SourceKind
 from . import _fs
@@ -250,11 +250,9 @@ def explicit_link(host: Host, value: str) -> Path:
 
 
 def loaded_in_process(host: Host, ctx: Context) -> Iterator[Candidate]:
-    """``libcuda.so*`` already mapped into this process (only when ``host.root`` is ``/``:
-    another root is not this process)."""
-    if host.root != Path("/"):
-        return
-    for path in loaded_drivers():
+    """``libcuda.so*`` already mapped into this process (``Host.mapped_drivers``), but
+    the driver the shim itself loaded (``Host.loaded_by_shim``)."""
+    for path in host.mapped_drivers():
         if os.path.realpath(path) not in host.loaded_by_shim:
             yield discovered("loaded-in-process", path)
 

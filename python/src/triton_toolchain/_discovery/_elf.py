@@ -135,9 +135,9 @@ def remembered_info(text: str) -> ElfInfo | None:
 
 def _parse(stream: BinaryIO) -> ElfInfo | str:
     # Imported here, not at the top: a manifest resolution must not pay for pyelftools.
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.dynamic import DynamicSection
-    from elftools.elf.elffile import ELFFile
+    from elftools.common.exceptions import ELFError  # noqa: PLC0415  pyelftools: ~50 ms
+    from elftools.elf.dynamic import DynamicSection  # noqa: PLC0415  pyelftools: ~50 ms
+    from elftools.elf.elffile import ELFFile  # noqa: PLC0415  pyelftools: ~50 ms
 
     try:
         elf = ELFFile(stream)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from .._catalog import MACHINES, TritonRelease, triton_release
 from .._observe import observe, observed_env
+from .._process import MAPS, loaded_drivers
+from .._record import cache_dir
 from . import _fs
 
 _VERSION = re.compile(rb"""^__version__\s*=\s*['"](\d{1,9})\.(\d{1,9})(?![\d])""", re.M)
@@ -168,8 +170,6 @@ class Host:
     @property
     def answers(self) -> Path | None:
         """Where tools' answers are remembered (``_answers``); ``None``: nowhere."""
-        from .._record import cache_dir
-
         directory = cache_dir(self.environ)
         return Path(directory) if directory else None
 
@@ -187,6 +187,13 @@ class Host:
     def cuda_targets(self) -> tuple[str, ...]:
         facts = MACHINES.get(self.machine)
         return facts.cuda_targets if facts else ()
+
+    def mapped_drivers(self) -> list[str]:
+        """The ``libcuda.so*`` files mapped into this process, from ``/proc/self/maps``
+        under the root (a test's fake root may hold one). Not recorded as a fact: what
+        one process loaded is no fact of the machine, and a resolution made with a
+        driver mapped is never kept as an activation record (``_activate``)."""
+        return loaded_drivers(str(self.at(MAPS)))
 
     def at(self, path: str) -> Path:
         """A well-known absolute system path under this host's root:

@@ -91,7 +91,7 @@ def _exit_of(proc: Any, deadline: float, timeout: float, signals: _Signals) -> s
     Waits in slices of a tenth of a second (``Popen.wait`` returns as soon as the tool
     exits, a fixed sleep would not: the output usually closes just before the exit), so
     that a noted signal is acted on within that."""
-    import subprocess
+    import subprocess  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
 
     while True:
         problem = _cut_short(signals, deadline, timeout)
@@ -126,8 +126,8 @@ def _collect(
     limit: int,
     signals: _Signals,
 ) -> tuple[int | None, bytes, str | None]:
-    import selectors
-    import subprocess
+    import selectors  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
+    import subprocess  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
 
     try:
         proc = subprocess.Popen(

@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._activate import ORIGINAL, Patches, Report
+from .._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us
     PlanGetter = Callable[[], dict[str, Any]]
@@ -78,8 +78,9 @@ def before_torch(plan: Mapping[str, Any], env: dict[str, str], report: Report) -
 
 def _explained(plan: PlanGetter) -> Exception | None:
     """The shim's explanation of a failed Inductor build, when the resolution has one."""
-    from .._errors import MissingComponentError, SettingError
-    from .._plan import full_toolchain
+    # At a failed build only: the errors' module and the resolver stay off the import path.
+    from .._errors import MissingComponentError, SettingError  # noqa: PLC0415  a failure only
+    from .._plan import full_toolchain  # noqa: PLC0415  a failure only
 
     tc = full_toolchain(plan())
     errors = [tc[n].error for n in INDUCTOR_COMPONENTS if tc[n].error]

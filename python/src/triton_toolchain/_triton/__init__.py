@@ -15,7 +15,8 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   then never runs ``/sbin/ldconfig``), and ``knobs.build.impl`` (the launcher build).
   Triton copies each assignment into the environment (``knobs.propagate_env``), so
   child processes see the same values.
-- Triton 3.0 to 3.3: the environment and module globals (``_legacy``).
+- Triton 3.0 to 3.3: the environment (``_legacy``), and ``driver._build`` replaced by
+  the launcher build (``replace_build``).
 - Every release that has it (3.3 and newer; ``TritonRelease.ptxas_lookup``):
   ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes, takes the PTX
   version from, and runs) is wrapped, with the signature it has: it raises the shim's error for a
@@ -47,13 +48,14 @@ import functools
 import os
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._activate import ORIGINAL, Patches, Report
+from .._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us each
-    from .._activate import Namespace
+    from .._process import Namespace
 
     Plan = dict[str, Any]
     PlanGetter = Callable[[], Plan]
@@ -153,7 +155,7 @@ class LauncherBuild:
         libraries: list[str],
         /,
     ) -> str:
-        from ._build import build_module
+        from ._build import build_module  # noqa: PLC0415  the builder: at a build only
 
         return build_module(self._plan(), name, src, srcdir, library_dirs, include_dirs, libraries)
 
@@ -233,15 +235,13 @@ def _checked(check: Callable[[], Exception | None]) -> Exception | None:
     without it, so Triton goes on as it would have and the bug is reported as an
     ``AdapterBugWarning`` (the tests turn it into a failure). Runs when Triton
     compiles, never at import: the errors' module loads here."""
-    from .._errors import AdapterBugWarning, ToolchainError
+    from .._errors import AdapterBugWarning, ToolchainError  # noqa: PLC0415  at a compile only
 
     try:
         return check()
     except ToolchainError as exc:
         return exc
     except Exception as exc:
-        import warnings
-
         warnings.warn(
             f"triton-toolchain: its check of Triton's ptxas failed ({type(exc).__name__}: "
             f"{exc}); Triton goes on as without the shim. Please report this.",
@@ -261,7 +261,7 @@ def guard_get_ptxas(
 
     @functools.wraps(original)
     def get_ptxas(*args: object, **kwargs: object) -> object:
-        from ._guards import no_ptxas, setting_error
+        from ._guards import no_ptxas, setting_error  # noqa: PLC0415  at a compile only
 
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
@@ -281,7 +281,7 @@ def guard_get_ptxas(
 def _judged(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespace) -> object:
     """The ptxas Triton chose (``tool``) judged for ``sm_<arch>`` (``_guards.ptxas_error``),
     then fitted (``_fitted``): what the guards return, or the shim's error raised."""
-    from ._guards import ptxas_error
+    from ._guards import ptxas_error  # noqa: PLC0415  at a compile only
 
     problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
     if problem is not None:
@@ -296,7 +296,7 @@ def _fitted(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespa
     chosen = [tool]
 
     def fit() -> Exception | None:
-        from ._fit import fitted_tool  # probes the binary: once per file and arch
+        from ._fit import fitted_tool  # noqa: PLC0415  at a compile only
 
         chosen[0] = fitted_tool(arch, tool, plan(), namespace)
         return None
@@ -334,7 +334,7 @@ def no_driver_dirs(plan: PlanGetter) -> Callable[[], list[str]]:
     """A ``libcuda_dirs`` that raises the shim's explanation of the missing driver."""
 
     def libcuda_dirs() -> list[str]:
-        from ._guards import missing_driver, setting_error
+        from ._guards import missing_driver, setting_error  # noqa: PLC0415  at a build only
 
         current = plan()
         # A wrong setting of the user's (CC, TRITON_LIBCUDA_PATH) is what to fix first.
@@ -370,7 +370,7 @@ def no_driver_selection(plan: PlanGetter) -> Callable[[Callable[[], Any]], Calla
             except RuntimeError as exc:
                 if not str(exc).startswith("0 active drivers"):
                     raise
-                from ._guards import no_active_driver
+                from ._guards import no_active_driver  # noqa: PLC0415  an error only
 
                 raise no_active_driver(plan(), str(exc)) from exc
 
@@ -444,17 +444,39 @@ def driver_selection() -> list[tuple[str, Namespace, str]]:
     return found
 
 
-def apply(plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report) -> str:
+def replace_build(plan: PlanGetter, state: TritonState, report: Report) -> None:
+    """Triton 3.0-3.3, which have no ``build.impl``: ``driver._build``, which
+    ``compile_module_from_src`` calls by name with the signature ``build.impl`` later
+    adopted, becomes the launcher build, but only while it is still Triton's own
+    ``triton.runtime.build._build``."""
+    triton_build = getattr(sys.modules.get(BUILD), "_build", None)
+    if state.impl is None:
+        state.impl = LauncherBuild(plan)
+    impl = state.impl
+    for where, namespace in namespaces("driver"):
+        if "_build" not in namespace:
+            continue
+        if (where, "_build") not in state.patches.made and namespace["_build"] is not triton_build:
+            report.kept[f"patch:{where}._build"] = "replaced by someone else"
+        elif state.patches.patch(where, namespace, "_build", lambda _original: impl):
+            report.applied[f"patch:{where}._build"] = "launcher build (no build.impl before 3.4)"
+
+
+def apply(
+    plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report
+) -> Literal["knobs", "environ"]:
     """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``)."""
     knobs = sys.modules.get("triton.knobs")
+    mode: Literal["knobs", "environ"]
     if knobs is not None and hasattr(knobs, "nvidia") and hasattr(knobs, "build"):
         apply_knobs(knobs, plan(), state, env, report)
         apply_impl(knobs, plan, state, report)
         mode = "knobs"
     else:
-        from ._legacy import apply_environ
+        from ._legacy import apply_environ  # noqa: PLC0415  Triton 3.0-3.3 only
 
-        apply_environ(plan, state, env, report)
+        apply_environ(plan(), env, report)
+        replace_build(plan, state, report)
         mode = "environ"
     patch_lookups(plan, state, report)
     clear_caches()

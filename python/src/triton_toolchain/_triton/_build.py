@@ -18,7 +18,7 @@ What it does differently from Triton's own ``_build`` (``runtime/build.py``), wh
   to the run-time driver's directory, so even a process without the shim that loads it
   from Triton's cache finds the chosen driver;
 - before returning, the chosen driver is loaded by its absolute path with
-  ``RTLD_GLOBAL`` (``_activate.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
+  ``RTLD_GLOBAL`` (``_process.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
   ``driver.c``'s ``dlopen("libcuda.so.1")`` bind to it by SONAME, whatever
   ``LD_LIBRARY_PATH`` says;
 - the compiler runs for at most ``BUILD_TIMEOUT_S`` seconds with bounded output (its
@@ -43,12 +43,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._activate import preload_driver
 from .._catalog import COMPONENT
 from .._discovery._compiler import command_argv
 from .._discovery._run import collect
 from .._errors import BuildError, MissingComponentError
 from .._model import Toolchain
+from .._plan import full_toolchain
+from .._process import preload_driver
+from ._guards import setting_error
 
 DRIVER_SONAME = "libcuda.so.1"
 # How Triton names the driver library in ``libraries``: 3.0-3.5 ``cuda`` (-lcuda),
@@ -217,8 +219,6 @@ def build_module(
     """Build one launcher module with the plan's toolchain (``_triton.LauncherBuild``):
     a wrong explicit setting of a build component raises its ``SettingError``; the
     driver is loaded by its absolute path before the module is built."""
-    from ._guards import setting_error
-
     error = setting_error(plan, "build")
     if error is not None:
         raise error
@@ -226,8 +226,6 @@ def build_module(
     try:
         build_plan = make_plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)
     except MissingComponentError:
-        from .._plan import full_toolchain
-
         # Raised again with the whole story: where the shim looked, what it rejected.
         tc = full_toolchain(plan)
         build_plan = make_plan(tc, name, src, srcdir, library_dirs, include_dirs, libraries)

@@ -45,7 +45,14 @@ from .._catalog import (
     triton_release,
     triton_target,
 )
+from .._discovery import LOCATORS
+from .._discovery._host import Host
+from .._discovery._probe import assemble, driver_cuda
+from .._discovery._search import Context, search
+from .._discovery._tools import tool_release
 from .._errors import MissingComponentError, SettingError
+from .._record import cache_dir
+from ._guards import _triton_version, tool_fields
 
 ANY_TARGET = 80
 _DECIDED: dict[tuple[object, ...], object] = {}
@@ -65,8 +72,6 @@ def _warn_once(text: str, key: str | None = None) -> None:
 
 
 def _answers() -> Path | None:
-    from .._record import cache_dir
-
     directory = cache_dir(os.environ)
     return Path(directory) if directory else None
 
@@ -100,8 +105,6 @@ def _ptx_version(
 def driver_problem(release: str, driver: str | None) -> tuple[str, str] | None:
     """``(problem, fix)`` when the driver library ``driver`` cannot load the cubins of a
     ptxas of CUDA ``release``; ``None`` when it can or nothing is known."""
-    from .._discovery._probe import driver_cuda
-
     version = parse_release(release)
     if driver is None or version is None:
         return None
@@ -128,9 +131,6 @@ def judge(
 ) -> tuple[str, str] | None:
     """``(problem, fix)`` for running the ptxas at ``path`` (CUDA ``release``) to assemble
     ``sm_<arch>`` for the imported Triton and the chosen driver, or ``None``."""
-    from .._discovery._probe import assemble
-    from ._guards import _triton_version
-
     triton = _triton_version()
     ptx = _ptx_version(namespace, triton, release)
     name = f"Triton {triton[0]}.{triton[1]}" if triton else "this Triton"
@@ -156,9 +156,6 @@ def _setting(plan: dict[str, Any], component: str) -> dict[str, Any] | None:
 
 
 def _release_of(path: str) -> str | None:
-    from .._discovery._host import Host
-    from .._discovery._tools import tool_release
-
     found, _problem = tool_release(Path(path), Host.current())
     return found
 
@@ -168,10 +165,6 @@ def _alternative(
 ) -> tuple[str, str] | None:
     """The first candidate of discovery for ``component`` that fits ``sm_<arch>``:
     ``(path, release)``."""
-    from .._discovery import LOCATORS
-    from .._discovery._host import Host
-    from .._discovery._search import Context, search
-
     host = Host.current()
     locator, ctx = LOCATORS[component], Context(arch=arch)
 
@@ -194,8 +187,6 @@ def _blackwell_note(
 ) -> object | None:
     """Only ``TRITON_PTXAS_PATH`` set, and Triton about to run ptxas-blackwell: warn once;
     the user's ptxas where it fits (returned), else ``None``."""
-    from ._guards import _triton_version, tool_fields
-
     ptxas, blackwell = _setting(plan, "ptxas"), _setting(plan, "ptxas-blackwell")
     if not (ptxas and ptxas["user"] and ptxas["value"]) or (blackwell and blackwell["user"]):
         return None
@@ -228,8 +219,6 @@ def _blackwell_note(
 def _decide(
     arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any], any_target: bool
 ) -> object:
-    from ._guards import _triton_version, tool_fields
-
     path, release = tool_fields(tool)
     if path is None or release is None:
         return tool

@@ -8,6 +8,8 @@ an LLVM abort, a misleading ``RuntimeError`` or a silent fall-back.
   back to its bundled binary because the chosen one did not run, or a strict manifest
   gives none) (``ptxas_error``);
 - no driver where Triton asks for its directories (``missing_driver``).
+
+What ``doctor`` asks of the installed Triton is ``_doctor``'s.
 """
 
 from __future__ import annotations
@@ -18,6 +20,16 @@ from typing import Any
 from .._catalog import COMPONENT, arch_problem, ptxas_for, triton_release
 from .._errors import MissingComponentError, SettingError
 from .._model import Toolchain
+
+
+def full_toolchain(plan: dict[str, Any]) -> Toolchain:
+    """``_plan.full_toolchain``: the resolver loads for an error's whole story only, not
+    at every compile (``_guards`` loads at the first; the resolver's modules would add
+    about a millisecond to it)."""
+    from .._plan import full_toolchain as full  # noqa: PLC0415  an error only
+
+    return full(plan)
+
 
 PTXAS_COMPONENTS = ("ptxas-blackwell", "ptxas")
 
@@ -138,8 +150,6 @@ def ptxas_error(
     if path is None or any(_same_file(path, c) for c in chosen):
         return None
     if tc.strict:
-        from .._plan import full_toolchain
-
         tc = full_toolchain(plan)
         missing = [tc[n] for n in PTXAS_COMPONENTS if tc[n].path is None]
         detail = "\n".join(c.explain(strict_manifest=tc.manifest) for c in missing)
@@ -158,8 +168,6 @@ def ptxas_error(
 
 def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
     """The explanation of the missing driver, as ``Toolchain.require`` gives it."""
-    from .._plan import full_toolchain
-
     tc = full_toolchain(plan)
     try:
         tc.require("libcuda")
@@ -173,8 +181,6 @@ def no_active_driver(plan: dict[str, Any], triton_says: str) -> RuntimeError:
     ``RuntimeError`` with Triton's words first, then what the shim found (how many places
     it looked at, the first candidate it rejected and why), the fix, and where to read
     more."""
-    from .._plan import full_toolchain
-
     choice = full_toolchain(plan)["libcuda"]
     if choice.rejected:
         more = len(choice.rejected) - 1
@@ -187,41 +193,3 @@ def no_active_driver(plan: dict[str, Any], triton_says: str) -> RuntimeError:
         "`triton-toolchain doctor` for what this machine can do (compile kernels without a "
         "driver: `doctor --for compile`), `doctor -v` for every place looked at."
     )
-
-
-def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
-    """What the installed Triton itself refuses of the chosen ptxas releases it runs,
-    asked of its own ``ptx_get_version`` (e.g. Triton 3.3 knows no PTX version for CUDA
-    13), and the chosen ptxas whose cubins the chosen driver cannot load
-    (``_fit.driver_problem``: ``cuDriverGetVersion`` read in a child process); a
-    ptxas-blackwell is not judged where the release runs none (``TritonRelease.uses``).
-    Imports Triton's NVIDIA compiler module: for ``doctor``, not for activation."""
-    import importlib
-    import importlib.util
-
-    if importlib.util.find_spec("triton") is None:
-        return ()
-    try:
-        importlib.import_module("triton.backends.nvidia.compiler")
-    except Exception as exc:  # a broken Triton install is worth a line, not a traceback
-        return (f"Triton's NVIDIA compiler cannot be imported ({type(exc).__name__}: {exc})",)
-    from . import namespaces
-
-    spaces = namespaces("compiler")
-    if not spaces:
-        return ()
-    from ._fit import driver_problem
-
-    release = triton_release(_triton_version())
-    problems = []
-    for name in ("ptxas", "ptxas-blackwell"):
-        choice = tc[name]
-        used = release is None or release.uses(name)
-        if used and choice.path is not None and choice.version is not None:
-            problem = usable_release(choice.version, spaces[0][1])
-            if problem:
-                problems.append(f"{name} {choice.path}: {problem}")
-            unloadable = driver_problem(choice.version, tc["libcuda"].path)
-            if unloadable:
-                problems.append(f"{name} {choice.path}: {unloadable[0]}; fix: {unloadable[1]}")
-    return tuple(problems)

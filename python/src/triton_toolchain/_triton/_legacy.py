@@ -1,13 +1,11 @@
 """Triton 3.0 to 3.3, which have no ``triton.knobs``: the plan goes into the environment
-variables those releases read, and their launcher build is replaced.
+variables those releases read (their launcher build is replaced by
+``_triton.replace_build``).
 
-- Variables: ``TRITON_PTXAS_PATH``, ``TRITON_LIBCUDA_PATH``, ``TRITON_LIBDEVICE_PATH``,
-  ``CC``, ``TRITON_CUDACRT_PATH``, ``TRITON_CUDART_PATH`` and, on 3.3, ptxas-blackwell's
-  ``TRITON_PTXAS-BLACKWELL_PATH`` (its ``_path_to_binary`` upper-cases the binary's
-  name, hyphen included; ``TritonRelease.blackwell_variable``).
-- ``triton.backends.nvidia.driver._build``, which ``compile_module_from_src`` calls by
-  name with the signature ``build.impl`` later adopted, becomes the launcher build, but
-  only while it is still Triton's own ``triton.runtime.build._build``.
+Variables: ``TRITON_PTXAS_PATH``, ``TRITON_LIBCUDA_PATH``, ``TRITON_LIBDEVICE_PATH``,
+``CC``, ``TRITON_CUDACRT_PATH``, ``TRITON_CUDART_PATH`` and, on 3.3, ptxas-blackwell's
+``TRITON_PTXAS-BLACKWELL_PATH`` (its ``_path_to_binary`` upper-cases the binary's name,
+hyphen included; ``TritonRelease.blackwell_variable``).
 
 Guarantees: a variable set by the user is kept (``kept["env:..."]``); the variables
 written here are remembered (``env``) and withdrawn when the plan no longer has them.
@@ -16,16 +14,11 @@ written here are remembered (``env``) and withdrawn when the plan no longer has 
 from __future__ import annotations
 
 import os
-import sys
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .._activate import Report
 from .._catalog import triton_release
-from . import BUILD, LauncherBuild, TritonState, namespaces
+from .._process import Report
 from ._guards import _triton_version
-
-if TYPE_CHECKING:
-    from . import PlanGetter
 
 
 def _wanted(plan: dict[str, object]) -> dict[str, tuple[str | None, bool]]:
@@ -41,11 +34,9 @@ def _wanted(plan: dict[str, object]) -> dict[str, tuple[str | None, bool]]:
     return wanted
 
 
-def apply_environ(
-    plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report
-) -> None:
-    """Set the plan's variables and replace the launcher build (see the module docstring)."""
-    wanted = _wanted(plan())
+def apply_environ(plan: dict[str, Any], env: dict[str, str], report: Report) -> None:
+    """Set the plan's variables (see the module docstring)."""
+    wanted = _wanted(plan)
     for key in sorted(set(wanted) | set(env)):
         value, user = wanted.get(key, (None, False))
         mine = key in env and os.environ.get(key) == env[key]
@@ -60,15 +51,3 @@ def apply_environ(
             os.environ[key] = value
             env[key] = value
             report.applied[f"env:{key}"] = value
-
-    triton_build = getattr(sys.modules.get(BUILD), "_build", None)
-    if state.impl is None:
-        state.impl = LauncherBuild(plan)
-    impl = state.impl
-    for where, namespace in namespaces("driver"):
-        if "_build" not in namespace:
-            continue
-        if (where, "_build") not in state.patches.made and namespace["_build"] is not triton_build:
-            report.kept[f"patch:{where}._build"] = "replaced by someone else"
-        elif state.patches.patch(where, namespace, "_build", lambda _original: impl):
-            report.applied[f"patch:{where}._build"] = "launcher build (no build.impl before 3.4)"
