@@ -256,6 +256,15 @@ COMPONENTS: tuple[Component, ...] = (
 )
 
 COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
+# What only torch uses (TorchInductor's C++ builds, cpp_extension): resolved when torch
+# is imported, not on `import triton`. No other component's search reads them (``openmp``
+# reads ``cxx``, both here), so leaving them out cannot change another's choice
+# (tests/test_deferred.py resolves with and without them).
+TORCH_ONLY: frozenset[str] = frozenset(
+    c.name for c in COMPONENTS if c.used_by in ("inductor", "extension")
+)
+# What torch's part of a plan is made of (``_plan``): its own and ``Python.h``.
+TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
 
 
 @dataclass(frozen=True, kw_only=True)

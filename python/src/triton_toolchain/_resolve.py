@@ -223,9 +223,16 @@ def _check_arch(arch: int | None) -> None:
         )
 
 
-def resolve_all(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
+def resolve_all(
+    arch: int | None = None,
+    *,
+    host: Host | None = None,
+    leave_out: frozenset[str] = frozenset(),
+) -> Toolchain:
     """Resolve every component for ``sm_<arch>`` on ``host`` (default: this process),
-    keeping a wrong explicit setting in its component's ``Choice.error``.
+    keeping a wrong explicit setting in its component's ``Choice.error``; those named in
+    ``leave_out`` are not looked for and are absent from the result (``_catalog.TORCH_ONLY``
+    on `import triton`: nothing else depends on them).
 
     Raises ``SettingError`` for a wrong ``arch`` or ``TRITON_TOOLCHAIN_MANIFEST`` and
     ``ManifestError`` for a manifest that cannot be used.
@@ -236,6 +243,8 @@ def resolve_all(arch: int | None = None, *, host: Host | None = None) -> Toolcha
     exports = read_exports(host.environ.get(EXPORTS_VARIABLE))
     chosen: dict[str, Choice] = {}
     for spec in COMPONENTS:
+        if spec.name in leave_out:
+            continue
         ctx = Context(arch=arch, chosen=chosen)
         cascade = _Cascade(spec, LOCATORS[spec.name], host, ctx, manifest, exports)
         chosen[spec.name] = cascade.run()
