@@ -571,7 +571,9 @@ def _complete_for_torch() -> tuple[str, ...]:
     last = _STATE.last
     if last is not None and last.plan is plan:
         notes = (*last.notes, *added)
-        _STATE.last = Activation(last.mode, _STATE.plan, last.applied, last.kept, last.driver, notes)
+        _STATE.last = Activation(
+            last.mode, _STATE.plan, last.applied, last.kept, last.driver, notes
+        )
     return added
 
 

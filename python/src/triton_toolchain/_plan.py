@@ -75,7 +75,7 @@ def plan_of(tc: Toolchain) -> dict[str, Any]:
         "settings": settings,
         "driver": tc.choices["libcuda"].path if "libcuda" in tc.choices else None,
         "link": tc.choices["libcuda-link"].path if "libcuda-link" in tc.choices else None,
-        "torch": _torch_part(tc) if TORCH_PART <= tc.choices.keys() else None,
+        "torch": _torch_part(tc) if tc.choices.keys() >= TORCH_PART else None,
     }
 
 
@@ -138,13 +138,14 @@ def with_torch(plan: dict[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
             **plan["toolchain"],
             "components": {
                 **components,
-                **{
-                    n: c for n, c in part["toolchain"]["components"].items() if n not in components
-                },
+                **{n: c for n, c in part["toolchain"]["components"].items() if n not in components},
             },
         },
         "history": bool(plan.get("history") and part.get("history")),
-        "settings": [*plan["settings"], *(s for s in part["settings"] if s["component"] not in have)],
+        "settings": [
+            *plan["settings"],
+            *(s for s in part["settings"] if s["component"] not in have),
+        ],
         "torch": part["torch"],
     }
 
