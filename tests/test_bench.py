@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from triton_layouts import ROOT
 
 BENCH = ROOT / "bench"
@@ -85,3 +86,14 @@ def test_fast_path_breakdown_accounts_for_the_hit() -> None:
         assert phases["verify"] > 0 and phases["import"] > 0, row
     facts = [line.split() for line in out.splitlines() if line.strip().endswith(" ms")]
     assert any(f[0] == "stat" for f in facts) and any(f[0] == "env" for f in facts), out
+
+
+@pytest.mark.torch
+def test_cluster_bench_times_both_cases() -> None:
+    """One round of torchrun jobs (two workers each, for the test's time), off and on:
+    each case's time until the workers were ready, and how many resolved."""
+    out = bench("cluster.py", "--runs", "1", "--workers", "2").stdout
+    ready = [line.split() for line in out.splitlines() if " ready: median " in line]
+    assert [words[0] for words in ready] == ["off", "on"], out
+    assert all(float(words[3]) > 0 for words in ready), out
+    assert "workers that resolved, per on run:" in out and "on/off:" in out, out

@@ -8,7 +8,8 @@
 # The system packages (Debian or Ubuntu, as root or through sudo): gcc and 32-bit gcc
 # for the ELF fixtures, Nix, pkgconf (pkg-config, to read back the .pc files), the
 # Debian keyring (tools/other-nix.sh), python3-venv, qemu-user and gcc's arm64 cross
-# compiler (tests/test_arm64.py). Then, each cached under ~/.cache/triton-toolchain: the
+# compiler (tests/test_arm64.py), strace (tests/test_cluster.py: who writes the
+# activation record). Then, each cached under ~/.cache/triton-toolchain: the
 # other Debian release's Nix (tools/other-nix.sh --prepare), an arm64 Debian root with
 # NVIDIA's arm64 CUDA pieces (tools/arm64-sysroot.sh, which registers qemu-aarch64 with
 # binfmt_misc: root), the real ptxas releases of the fit tests (tools/fetch_ptxas.py),
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
-  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace)
 
 if [ "${TT_SKIP_SYSTEM:-0}" != 1 ]; then
   as_root=()

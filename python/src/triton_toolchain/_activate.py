@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from ._triton import TritonState
 
     Mode = Literal["knobs", "environ", "pending", "off"]
+    from ._plan import Scope
 
 # ---------------------------------------------------------------------------- the switch
 
@@ -338,25 +339,28 @@ def _plan_now() -> dict[str, Any]:
         return _STATE.plan
 
 
-def resolved_plan(arch: int | None) -> dict[str, Any]:
-    """The plan for ``arch`` and the user's environment: remembered in this process,
-    else from a valid activation record, else resolved (and recorded)."""
+def resolved_plan(arch: int | None, scope: Scope = "all") -> dict[str, Any]:
+    """The plan of ``scope`` (``_plan.Scope``) for ``arch`` and the user's environment:
+    remembered in this process, else from a valid activation record, else resolved (and
+    recorded)."""
     environ = user_environ()
-    inputs = (arch, tuple(sorted(environ.items())))
+    inputs = (arch, scope, tuple(sorted(environ.items())))
     if _STATE.memo is not None and _STATE.memo[0] == inputs:
         _STATE.mapped = None  # not read now: the driver load reads it again
         return _STATE.memo[1]
-    key = _record.identity(arch)
-    # What this process loaded is no fact of the machine: with a driver mapped, resolve.
+    key = _record.identity(arch, scope)
+    # What this process loaded is no fact of the machine: with a driver mapped, resolve
+    # (torch's part alone looks at no driver).
     _STATE.mapped = loaded_drivers()
-    plan = None if _STATE.mapped else _record.lookup(key, environ)
+    mapped = bool(_STATE.mapped) and scope != "torch"
+    plan = None if mapped else _record.lookup(key, environ)
     if plan is None:
         # A miss: the resolver and the record's writing side load now, never on a hit.
         from ._observe import store  # noqa: PLC0415  a miss only
         from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 
-        plan, facts = resolve_plan(arch, environ)
-        if not _STATE.mapped:
+        plan, facts = resolve_plan(arch, environ, scope=scope)
+        if not mapped:
             store(key, facts, without_history(plan), environ)
     _STATE.memo = (inputs, plan)
     return plan
@@ -421,6 +425,25 @@ def _apply_triton(plan: dict[str, Any]) -> Activation:
     report = Report()
     mode = apply(_plan_now, _STATE.triton, SHIM.env, report)
     return _activation(mode, plan, report)
+
+
+def _complete_for_torch() -> tuple[str, ...]:
+    """A plan made without torch's part (``import triton`` first) completed with it, now
+    that torch is imported; what is worth a warning in that part."""
+    plan = _STATE.plan
+    if plan is None or plan.get("torch") is not None:
+        return ()
+    from ._plan import with_torch  # noqa: PLC0415  the resolver: loaded already (torch's part)
+
+    _STATE.plan = with_torch(plan, resolved_plan(plan["toolchain"].get("arch"), "torch"))
+    added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))
+    last = _STATE.last
+    if last is not None and last.plan is plan:
+        notes = (*last.notes, *added)
+        _STATE.last = Activation(
+            last.mode, _STATE.plan, last.applied, last.kept, last.driver, notes
+        )
+    return added
 
 
 def _apply_torch(name: str, *, finished: bool) -> None:
@@ -501,7 +524,8 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
             return ()
         warnings: tuple[str, ...] = ()
         if not finished and name in DRIVER_USERS and _STATE.plan is None:
-            _STATE.plan = resolved_plan(None)
+            # torch's part only for torch (what no other import needs: no process for it).
+            _STATE.plan = resolved_plan(None, "all" if name == "torch" else "triton")
             _load_driver(_STATE.plan)
             warnings = _errors(_STATE.plan)
             pending = "applied to Triton when it is imported"
@@ -509,6 +533,7 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         if _STATE.plan is None:
             return warnings
         if name == "torch" or name.startswith("torch."):
+            warnings += _complete_for_torch()
             _apply_torch(name, finished=finished)
         elif finished and name == "triton":
             _STATE.triton_ready = _STATE.requested = True

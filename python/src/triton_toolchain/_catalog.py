@@ -7,8 +7,7 @@ checks every row, and the Nix side against ``exported_variables()``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
@@ -25,8 +24,7 @@ Serves = Literal["below-switch", "from-switch"]
 PtxasLookup = Literal["_path_to_binary", "get_ptxas()", "get_ptxas(arch)"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Component:
+class Component(NamedTuple):
     """One piece of the toolchain.
 
     - ``variable``: Triton's own variable for it, an explicit setting (``None``: none);
@@ -256,10 +254,18 @@ COMPONENTS: tuple[Component, ...] = (
 )
 
 COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
+# What only torch uses (TorchInductor's C++ builds, cpp_extension): resolved when torch
+# is imported, not on `import triton`. No other component's search reads them (``openmp``
+# reads ``cxx``, both here), so leaving them out cannot change another's choice
+# (tests/test_deferred.py resolves with and without them).
+TORCH_ONLY: frozenset[str] = frozenset(
+    c.name for c in COMPONENTS if c.used_by in ("inductor", "extension")
+)
+# What torch's part of a plan is made of (``_plan``): its own and ``Python.h``.
+TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
 
 
-@dataclass(frozen=True, kw_only=True)
-class GoalStep:
+class GoalStep(NamedTuple):
     """One step of a goal: ``can`` says what it lets the user do ("launch kernels"),
     ``components`` what it needs, ``torch_cuda`` that it needs a torch built with CUDA.
     A goal's steps are cumulative: a step is reached only when every earlier one is."""
@@ -270,8 +276,7 @@ class GoalStep:
     torch_cuda: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
-class Goal:
+class Goal(NamedTuple):
     """What a user wants to run (``doctor`` answers one line per goal): the Python
     packages it runs (``"triton"``, ``"torch"``) and its steps, in order."""
 
@@ -365,8 +370,7 @@ def exported_variables() -> dict[str, str]:
 # --------------------------------------------------------------- machine architectures
 
 
-@dataclass(frozen=True, kw_only=True)
-class Machine:
+class Machine(NamedTuple):
     """What one interpreter architecture (``Host.machine``) means to each reader:
     its ELF ``e_machine`` (pyelftools' name) and class, the flags ``ld.so`` accepts in
     the linker cache, Debian's multiarch directory, the ``targets/<dir>`` of CUDA
@@ -522,8 +526,7 @@ def arch_problem(arch: int, release: str | None) -> str | None:
 # --------------------------------------------------------------- Triton releases
 
 
-@dataclass(frozen=True, kw_only=True)
-class TritonRelease:
+class TritonRelease(NamedTuple):
     """How one range of Triton releases consults its toolchain (read from each
     release's ``knobs.py``, ``backends/nvidia/{compiler,driver}.py`` and
     ``runtime/build.py``); a row holds from ``first`` until the next row's ``first``.
@@ -652,8 +655,7 @@ def must_assemble(
 # --------------------------------------------------------------- fit: PTX, driver, advisories
 
 
-@dataclass(frozen=True, kw_only=True)
-class PtxRule:
+class PtxRule(NamedTuple):
     """One line of a Triton release's ``ptx_get_version``: for Triton ``triton`` (first,
     last release; ``None``: every later one) and a ptxas of CUDA ``cuda`` with a minor
     release in ``minors`` (first, last; ``None``: any later), Triton writes PTX
@@ -754,8 +756,7 @@ def driver_loads(ptxas_release: tuple[int, int], driver_cuda: tuple[int, int]) -
     return driver_cuda >= ptxas_release
 
 
-@dataclass(frozen=True, kw_only=True)
-class Advisory:
+class Advisory(NamedTuple):
     """A known-bad build: ``tool`` of CUDA releases ``releases`` (first, last, inclusive)
     for the architectures ``archs`` has ``effect``; ``reference`` is the source. A
     discovered match is taken only when nothing else fits; an explicit one is a

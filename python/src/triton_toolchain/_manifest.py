@@ -25,9 +25,8 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _trust
 from ._catalog import COMPONENT, MANIFEST_COMPONENTS
@@ -52,14 +51,12 @@ _ENTRY_KEYS = {"path": str, "version": str}
 _JSON_NAMES = {int: "integer", str: "string", bool: "boolean", list: "array", dict: "object"}
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     path: Path
     version: str | None
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(NamedTuple):
     """A validated manifest. ``file`` is where it was read from."""
 
     file: Path

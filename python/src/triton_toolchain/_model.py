@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._catalog import COMPONENT, COMPONENT_NAMES
 from ._errors import MissingComponentError
@@ -25,8 +25,7 @@ class SourceKind(enum.Enum):
     DISCOVERED = "discovered"  # detail: the discovery step, e.g. "ld.so.cache"
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """Where a candidate came from, e.g. ``discovered:ld.so.cache``."""
 
     kind: SourceKind
@@ -45,8 +44,7 @@ class Source:
             return None
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(NamedTuple):
     """A candidate that was looked at and not chosen, and why."""
 
     path: str
@@ -57,8 +55,7 @@ class Rejection:
         return f"{self.path} ({self.source}): {self.reason}"
 
 
-@dataclass(frozen=True, repr=False)
-class Choice:
+class Choice(NamedTuple):
     """The outcome for one component: the chosen path (or ``None``) and its history.
 
     ``searched`` lists the places looked at, in order, as ``"source: location"`` strings;

@@ -28,9 +28,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from ._catalog import COMPONENTS
+from ._catalog import COMPONENT_NAMES, COMPONENTS, TORCH_ONLY, TORCH_PART
 from ._discovery import _fs
 from ._discovery._compiler import command_argv
 from ._discovery._host import Host, python_include_dir
@@ -42,16 +42,18 @@ from ._resolve import resolve_all
 
 
 def plan_of(tc: Toolchain) -> dict[str, Any]:
-    """The plan that applies ``tc`` (see the module docstring)."""
+    """The plan that applies ``tc`` (see the module docstring); a resolution without
+    ``TORCH_ONLY`` (`import triton`'s) has no settings for them and ``"torch": None``."""
+    specs = [spec for spec in COMPONENTS if spec.name in tc.choices]
     users = {
         spec.variable
-        for spec in COMPONENTS
+        for spec in specs
         if spec.variable
         and tc[spec.name].source is not None
         and tc[spec.name].source.kind is SourceKind.ENV  # type: ignore[union-attr]
     }
     settings = []
-    for spec in COMPONENTS:
+    for spec in specs:
         if not (spec.variable or spec.knob):
             continue
         choice = tc[spec.name]
@@ -75,9 +77,9 @@ def plan_of(tc: Toolchain) -> dict[str, Any]:
         "toolchain": tc.to_dict(),
         "history": True,
         "settings": settings,
-        "driver": tc["libcuda"].path,
-        "link": tc["libcuda-link"].path,
-        "torch": _torch_part(tc),
+        "driver": tc.choices["libcuda"].path if "libcuda" in tc.choices else None,
+        "link": tc.choices["libcuda-link"].path if "libcuda-link" in tc.choices else None,
+        "torch": _torch_part(tc) if tc.choices.keys() >= TORCH_PART else None,
     }
 
 
@@ -102,11 +104,50 @@ def _torch_part(tc: Toolchain) -> dict[str, Any]:
     return {"CXX": cxx, "CPATH": cpath, "CUDA_HOME": _shim_found(tc["cuda-home"])}
 
 
-def resolve_plan(arch: int | None, environ: Mapping[str, str]) -> tuple[dict[str, Any], Any]:
-    """Resolve for this process with ``environ``: the plan and the facts it rests on."""
+# What a plan holds (``resolve_plan``): every component, what `import triton` needs (all
+# but ``TORCH_ONLY``: no C++ compiler, OpenMP or CUDA home asked for), torch's part alone
+# (what ``with_torch`` adds when torch is imported after Triton).
+Scope = Literal["all", "triton", "torch"]
+LEFT_OUT: dict[str, frozenset[str]] = {
+    "all": frozenset(),
+    "triton": TORCH_ONLY,
+    "torch": frozenset(COMPONENT_NAMES) - TORCH_PART,
+}
+
+
+def resolve_plan(
+    arch: int | None, environ: Mapping[str, str], *, scope: Scope = "all"
+) -> tuple[dict[str, Any], Any]:
+    """Resolve ``scope`` for this process with ``environ``: the plan and the facts it
+    rests on."""
+    leave_out = LEFT_OUT[scope]
     with recording() as facts:
-        plan = plan_of(resolve_all(arch, host=Host.current(environ)))
+        plan = plan_of(resolve_all(arch, host=Host.current(environ), leave_out=leave_out))
     return plan, facts
+
+
+def with_torch(plan: dict[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+    """``plan`` (scope ``"triton"``) completed with ``part`` (scope ``"torch"``): its
+    ``"torch"``, its settings and components that ``plan`` lacks. What ``plan`` already
+    handed to Triton stays as it was."""
+    have = {s["component"] for s in plan["settings"]}
+    components = plan["toolchain"]["components"]
+    return {
+        **plan,
+        "toolchain": {
+            **plan["toolchain"],
+            "components": {
+                **components,
+                **{n: c for n, c in part["toolchain"]["components"].items() if n not in components},
+            },
+        },
+        "history": bool(plan.get("history") and part.get("history")),
+        "settings": [
+            *plan["settings"],
+            *(s for s in part["settings"] if s["component"] not in have),
+        ],
+        "torch": part["torch"],
+    }
 
 
 def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
@@ -115,8 +156,9 @@ def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
     plan from an activation record has none: resolved again for this process's user
     environment (nothing has changed, or the record would not have been reused), the
     driver the shim loaded not counted as one loaded by someone else; the plan's own
-    when that fails."""
-    if plan.get("history"):
+    when that fails. A plan without torch's part (`import triton`'s) is resolved again
+    too, whole."""
+    if plan.get("history") and plan.get("torch") is not None:
         return Toolchain.from_dict(plan["toolchain"])
     arch = plan["toolchain"].get("arch")
     host = dataclasses.replace(Host.current(user_environ()), loaded_by_shim=loaded_by_shim())

@@ -309,9 +309,10 @@ def read_private(directory: str | None, name: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def identity(arch: int | None) -> list[Any]:
+def identity(arch: int | None, scope: str = "all") -> list[Any]:
     """What a record is only valid for: this interpreter, its import path, this user
-    and groups, the target architecture, and the shim's own files."""
+    and groups, the target architecture, the components resolved (``_plan.Scope``), and
+    the shim's own files."""
     package = os.path.dirname(__file__)
     return [
         sys.executable,
@@ -325,6 +326,7 @@ def identity(arch: int | None) -> list[Any]:
         sorted(os.getgroups()),
         list(sys.path),
         arch,
+        scope,
         _status(os.stat, package),
         _status(os.stat, __file__),
     ]

@@ -21,28 +21,38 @@ Guarantees:
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from . import _trust
 from ._catalog import ARCH_RELEASES, COMPONENTS, Component
 from ._discovery import LOCATORS
 from ._discovery._host import Host
-from ._discovery._search import Context, Locator, NotThisComponent, Step, Verdict, search
+from ._discovery._run import ask_each
+from ._discovery._search import (
+    Context,
+    Locator,
+    NotThisComponent,
+    Step,
+    Verdict,
+    first,
+    search,
+)
 from ._errors import SettingError
 from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, load_for
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
 
 
-@dataclasses.dataclass
 class _History:
     """What one component's cascade has seen so far."""
 
-    rejected: list[Rejection] = dataclasses.field(default_factory=list)
-    searched: list[str] = dataclasses.field(default_factory=list)
-    notes: list[str] = dataclasses.field(default_factory=list)
+    def __init__(self) -> None:
+        self.rejected: list[Rejection] = []
+        self.searched: list[str] = []
+        self.notes: list[str] = []
 
     def choice(self, name: str, **found: object) -> Choice:
         return Choice(
@@ -99,8 +109,7 @@ def _setting_error(spec: Component, variable: str, value: str, problem: str) -> 
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class _Cascade:
+class _Cascade(NamedTuple):
     """One component's cascade on one host (see the module docstring)."""
 
     spec: Component
@@ -143,8 +152,7 @@ class _Cascade:
         except ValueError as exc:
             return history.choice(spec.name, error=_setting_error(spec, variable, value, str(exc)))
         exported = _exported_source(spec, variable, path, value, self.manifest, self.exports)
-        ctx = dataclasses.replace(
-            self.ctx,
+        ctx = self.ctx._replace(
             named=True,
             manifest=exported is not None and exported.kind is SourceKind.MANIFEST,
             recorded_version=self.recorded(path),
@@ -168,9 +176,7 @@ class _Cascade:
             if str(path) in {r.path for r in history.rejected}:
                 continue
             history.searched.append(f"{source}: {path}")
-            ctx = dataclasses.replace(
-                self.ctx, named=True, manifest=True, recorded_version=self.recorded(path)
-            )
+            ctx = self.ctx._replace(named=True, manifest=True, recorded_version=self.recorded(path))
             verdict = self.locator.check(self.host, path, ctx)
             if verdict.problem is None:
                 return self.found(history, path, verdict, source)
@@ -212,6 +218,28 @@ class _Cascade:
         return self.locator.finish(self.host, self.ctx, self.search(history, self.locator.steps))
 
 
+def _ask_ahead(host: Host, arch: int | None, leave_out: frozenset[str]) -> None:
+    """Ask at once the question each component's search will ask first
+    (``Locator.question``: the tools' ``--version``, the compiler's ``-v``), so that the
+    processes of independent components run together, not one after another. Only the
+    answers are kept (``_answers``, per version of the file); the search still judges
+    every candidate in its order, so asking ahead cannot change what it takes. Where a
+    variable names the component, its search asks no candidate (not asked ahead)."""
+    ctx = Context(arch=arch)
+    questions = []
+    for spec in COMPONENTS:
+        locator = LOCATORS[spec.name]
+        if spec.name in leave_out or locator.question is None:
+            continue
+        if any(host.environ.get(n) for n in (spec.variable, *spec.also_read) if n):
+            continue
+        path = first(locator.steps, host, ctx)
+        with contextlib.suppress(ValueError):
+            questions += [locator.question(host, path)] if path is not None else []
+    if len(questions) > 1:
+        ask_each(questions, host.answers)
+
+
 def _check_arch(arch: int | None) -> None:
     if arch is not None and (
         not isinstance(arch, int) or isinstance(arch, bool) or arch not in ARCH_RELEASES
@@ -223,9 +251,16 @@ def _check_arch(arch: int | None) -> None:
         )
 
 
-def resolve_all(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
+def resolve_all(
+    arch: int | None = None,
+    *,
+    host: Host | None = None,
+    leave_out: frozenset[str] = frozenset(),
+) -> Toolchain:
     """Resolve every component for ``sm_<arch>`` on ``host`` (default: this process),
-    keeping a wrong explicit setting in its component's ``Choice.error``.
+    keeping a wrong explicit setting in its component's ``Choice.error``; those named in
+    ``leave_out`` are not looked for and are absent from the result (``_catalog.TORCH_ONLY``
+    on `import triton`: nothing else depends on them).
 
     Raises ``SettingError`` for a wrong ``arch`` or ``TRITON_TOOLCHAIN_MANIFEST`` and
     ``ManifestError`` for a manifest that cannot be used.
@@ -235,7 +270,11 @@ def resolve_all(arch: int | None = None, *, host: Host | None = None) -> Toolcha
     manifest = load_for(host)
     exports = read_exports(host.environ.get(EXPORTS_VARIABLE))
     chosen: dict[str, Choice] = {}
+    if manifest is None:  # a manifest's entries run no process (recorded versions)
+        _ask_ahead(host, arch, leave_out)
     for spec in COMPONENTS:
+        if spec.name in leave_out:
+            continue
         ctx = Context(arch=arch, chosen=chosen)
         cascade = _Cascade(spec, LOCATORS[spec.name], host, ctx, manifest, exports)
         chosen[spec.name] = cascade.run()

@@ -38,19 +38,18 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .._catalog import triple_machine
 from . import _fs
 from ._host import Host, child_environ
 from ._layouts import path_candidates, path_step, search_path
-from ._run import ask
+from ._run import Question, ask_question
 from ._search import Candidate, Context, Locator, Step, Verdict, discovered
 
 
-@dataclass(frozen=True)
-class Language:
+class Language(NamedTuple):
     """Where one language's compilers are: ``names`` on ``PATH`` in order, versioned
     ``families`` (``gcc`` -> ``gcc-14``), and conda's ``*-conda-linux-gnu-<conda>``."""
 
@@ -175,11 +174,27 @@ def _explicit(host: Host, value: str) -> Path:
     return command_from_setting(host, value)
 
 
+def v_question(host: Host, path: Path) -> Question:
+    """What ``check_compiler`` asks the compiler command ``path``: ``<command> -v`` in
+    the C locale (raises ``ValueError`` for what is no command line)."""
+    argv = command_argv(str(path))
+    programs = [Path(w) for w in argv if not w.startswith("-")]
+    if not programs:
+        raise ValueError("it names no program")
+    return Question(
+        programs[0],
+        (*argv[1:], "-v"),
+        {**child_environ(host.environ), "LC_ALL": "C", "LANGUAGE": ""},
+        tuple(programs[1:]),
+    )
+
+
 def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
     """Judge ``path`` (a program or a resolved command line) as a compiler for this
     interpreter (see the module docstring)."""
     try:
         argv = command_argv(str(path))
+        question = v_question(host, path)
     except ValueError as exc:
         return Verdict(problem=f"is not a command line ({exc})")
     programs = [Path(w) for w in argv if not w.startswith("-")]
@@ -189,13 +204,7 @@ def check_compiler(host: Host, path: Path, ctx: Context) -> Verdict:
             return Verdict(problem=problem if len(argv) == 1 else f"{program}: {problem}")
     if ctx.recorded_version is not None and not host.verify:
         return Verdict(ctx.recorded_version)
-    output, problem = ask(
-        programs[0],
-        (*argv[1:], "-v"),
-        env={**child_environ(host.environ), "LC_ALL": "C", "LANGUAGE": ""},
-        answers=host.answers,
-        depends_on=tuple(programs[1:]),
-    )
+    output, problem = ask_question(question, host.answers)
     if output is None:
         return Verdict(problem=problem)
     return judge_v(output, argv[1:], host.machine)
@@ -223,6 +232,11 @@ def judge_v(output: str, options: list[str], machine: str) -> Verdict:
 
 
 LOCATORS: dict[str, Locator] = {
-    name: Locator(steps=compiler_steps(language), check=check_compiler, explicit=_explicit)
+    name: Locator(
+        steps=compiler_steps(language),
+        check=check_compiler,
+        explicit=_explicit,
+        question=v_question,
+    )
     for name, language in LANGUAGES.items()
 }

@@ -49,7 +49,6 @@ each ``lib/stubs``, ``lib64/stubs`` and ``targets/<triple>/lib/stubs``.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import re
@@ -481,9 +480,7 @@ def finish_driver(host: Host, ctx: Context, choice: Choice) -> Choice:
     if host.root == Path("/"):
         by_name = by_name_note(host, choice.path)
         notes += [by_name] if by_name else []
-    return dataclasses.replace(
-        choice, rejected=tuple(rejected), searched=tuple(searched), notes=tuple(notes)
-    )
+    return choice._replace(rejected=tuple(rejected), searched=tuple(searched), notes=tuple(notes))
 
 
 def finish_link(host: Host, ctx: Context, choice: Choice) -> Choice:
@@ -502,7 +499,7 @@ def finish_link(host: Host, ctx: Context, choice: Choice) -> Choice:
         )
     else:
         return choice
-    return dataclasses.replace(choice, notes=(*choice.notes, note))
+    return choice._replace(notes=(*choice.notes, note))
 
 
 LOCATORS: dict[str, Locator] = {

@@ -15,13 +15,11 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from . import _fs
 from ._answers import recall, remember
@@ -42,8 +40,7 @@ MACHINE_NAMES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class ElfInfo:
+class ElfInfo(NamedTuple):
     """What the ELF header and dynamic section say about one file.
 
     ``elf_class`` is 32 or 64; ``machine`` and ``osabi`` are pyelftools' names
@@ -101,7 +98,7 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
         stream.seek(0)
         info = _parse(stream)
     if isinstance(info, ElfInfo):
-        remember(answers, path, _CACHE_QUESTION, True, json.dumps(dataclasses.asdict(info)))
+        remember(answers, path, _CACHE_QUESTION, True, json.dumps(info._asdict()))
     return info
 
 
@@ -114,7 +111,7 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
 
 
 def remembered_info(text: str) -> ElfInfo | None:
-    """The ``ElfInfo`` an answers file remembered (``dataclasses.asdict`` as JSON), or
+    """The ``ElfInfo`` an answers file remembered (``ElfInfo._asdict`` as JSON), or
     ``None`` for text that is not exactly one: every field, of its type, ``elf_class``
     32 or 64, ``needed`` a list of strings."""
     try:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 from .._catalog import COMPONENT
@@ -326,7 +325,7 @@ def _python_headers_missing(host: Host, ctx: Context, choice: Choice) -> Choice:
     """A missing ``Python.h`` names the directory and this distribution's package."""
     if choice.found:
         return choice
-    return replace(choice, notes=(*choice.notes, python_headers_fix(host)))
+    return choice._replace(notes=(*choice.notes, python_headers_fix(host)))
 
 
 # Where the distribution's pkg-config files name a component's directory (``_pkgconfig``),

@@ -23,8 +23,8 @@ Example::
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .._catalog import MACHINES
 from . import _fs
@@ -66,8 +66,7 @@ _ALIGN = 8  # __alignof__ (struct cache_file_new)
 _ENDIAN_BIG = 3  # cache_file_new.flags: 2 little-endian, 3 big-endian, 0 unknown
 
 
-@dataclass(frozen=True)
-class CacheEntry:
+class CacheEntry(NamedTuple):
     """One library in the cache: ``name`` (the SONAME, ``"libcuda.so.1"``), ``path`` (as
     the cache gives it, absolute), ``flags`` (``0x0303``) and ``hwcap`` (glibc-hwcaps)."""
 
@@ -91,8 +90,7 @@ class CacheEntry:
         return None if facts is None else self.flags == facts.ld_cache_flags
 
 
-@dataclass(frozen=True)
-class LdCache:
+class LdCache(NamedTuple):
     """A parsed cache: ``format`` is ``"new"``, ``"old"`` or ``"compat"`` (old with new
     appended)."""
 

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _answers, _fs
 
@@ -181,6 +181,17 @@ def _collect(
     return (None if problem else proc.returncode), bytes(output[:limit]), problem
 
 
+class Question(NamedTuple):
+    """What ``ask`` runs: ``path args`` with ``env``; ``depends_on``: other files the
+    answer depends on (the compiler a ``ccache`` runs), whose versions are part of the
+    remembered question."""
+
+    path: Path
+    args: tuple[str, ...] = ("--version",)
+    env: Mapping[str, str] | None = None
+    depends_on: tuple[Path, ...] = ()
+
+
 def ask(
     path: Path,
     args: tuple[str, ...] = ("--version",),
@@ -190,18 +201,48 @@ def ask(
     depends_on: tuple[Path, ...] = (),
 ) -> tuple[str | None, str | None]:
     """``(output, None)`` or ``(None, problem)`` for running ``path args`` (see the module
-    docstring). ``answers``: the directory of remembered answers (``_answers``);
-    ``depends_on``: other files the answer depends on (the compiler a ``ccache`` runs),
-    whose versions are part of the remembered question."""
+    docstring). ``answers``: the directory of remembered answers (``_answers``)."""
+    return ask_question(Question(path, args, env, depends_on), answers)
+
+
+def ask_question(q: Question, answers: Path | None) -> tuple[str | None, str | None]:
+    """``ask`` of a ``Question``."""
+    with _Signals() as signals:
+        return _answer(q, answers, signals)
+
+
+def ask_each(questions: list[Question], answers: Path | None) -> None:
+    """Ask every question at once, each tool in a thread of its own, and remember the
+    answers for the ``ask`` that follows (independent questions cost the longest of them,
+    not their sum). The same bounds as ``ask``; a signal ends every tool's group."""
+    unknown = [q for q in questions if _remembered(q, answers) is None]
+    with _Signals() as signals:
+        threads = [
+            threading.Thread(target=_answer, args=(q, answers, signals), daemon=True)
+            for q in unknown
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+
+def _remembered(q: Question, answers: Path | None) -> tuple[bool, str] | None:
+    question = (*q.args, *(_answers.version_of(p) for p in q.depends_on))
+    return _answers.recall(answers, q.path, question)
+
+
+def _answer(q: Question, answers: Path | None, signals: _Signals) -> tuple[str | None, str | None]:
+    path, args = q.path, q.args
     problem = _fs.file_problem(path, executable=True) or _fs.untrusted(path)
     if problem:
         return None, problem
-    question = (*args, *(_answers.version_of(p) for p in depends_on))
+    question = (*args, *(_answers.version_of(p) for p in q.depends_on))
     remembered = _answers.recall(answers, path, question)
     if remembered is not None:
         ok, text = remembered
         return (text, None) if ok else (None, text)
-    status, raw, problem = collect([str(path), *args], env)
+    status, raw, problem = _collect([str(path), *args], q.env, TIMEOUT_S, OUTPUT_LIMIT, signals)
     text = raw.decode("utf-8", "replace")
     command = f"`{path.name} {' '.join(args)}`"
     if problem is None and status is not None and status < 0:

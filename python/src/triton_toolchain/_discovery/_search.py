@@ -15,16 +15,17 @@ sm_90a, needs 12.0 or newer") and takes ``/usr/local/cuda/bin/ptxas``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .._model import Choice, Rejection, Source, SourceKind
 from . import _fs
 from ._host import Host
+from ._run import Question
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A path a step proposes, with the source it would be reported under.
 
     ``refused`` marks a path the step saw but must never use (one reached through an
@@ -37,8 +38,7 @@ class Candidate:
     refused: str | None = None
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """A check's judgement: accepted when ``problem`` is ``None``; ``note``: a fact
     worth reporting about an accepted candidate (a forward-compatibility driver);
     ``advised_against``: a known-bad build for the target (``_catalog.ADVISORIES``),
@@ -50,8 +50,7 @@ class Verdict:
     advised_against: bool = False
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """What a check needs besides the path.
 
     ``arch``: the target architecture (``None``: any); ``recorded_version``: the version a
@@ -66,7 +65,7 @@ class Context:
     recorded_version: str | None = None
     named: bool = False
     manifest: bool = False
-    chosen: Mapping[str, Choice] = field(default_factory=dict)
+    chosen: Mapping[str, Choice] = MappingProxyType({})
 
 
 Step = Callable[[Host, Context], Iterable[Candidate]]
@@ -89,8 +88,7 @@ def _unchanged(host: Host, ctx: Context, choice: Choice) -> Choice:
     return choice
 
 
-@dataclass(frozen=True)
-class Locator:
+class Locator(NamedTuple):
     """How one component is found and judged.
 
     - ``explicit(host, value)``: the path a setting's value names (raise ``ValueError``
@@ -101,7 +99,10 @@ class Locator:
       link directory is the driver's): tried after the manifest, even a strict one;
     - ``check``: applied to every candidate;
     - ``finish(host, ctx, choice)``: a last look at the outcome of discovery (notes,
-      candidates worth reporting that the search did not reach).
+      candidates worth reporting that the search did not reach);
+    - ``question(host, path)``: the one process ``check`` runs for a candidate (a tool's
+      ``--version``), asked ahead of the search for the first candidate (``first``) so
+      that independent components' processes run at once (``_run.ask_each``).
     """
 
     steps: tuple[Step, ...]
@@ -109,11 +110,21 @@ class Locator:
     follows: tuple[Step, ...] = ()
     explicit: Callable[[Host, str], Path] = _as_is
     finish: Callable[[Host, Context, Choice], Choice] = _unchanged
+    question: Callable[[Host, Path], Question] | None = None
 
 
 def discovered(detail: str, path: Path | str) -> Candidate:
     """A candidate reported as ``discovered:<detail>``."""
     return Candidate(Path(path), Source(SourceKind.DISCOVERED, detail))
+
+
+def first(steps: Iterable[Step], host: Host, ctx: Context) -> Path | None:
+    """The first candidate ``search`` would judge, or ``None``."""
+    for step in steps:
+        for cand in step(host, ctx):
+            if _fs.lexists(cand.path):
+                return None if cand.refused is not None else cand.path
+    return None
 
 
 def key_of(path: Path) -> Path:

@@ -56,7 +56,7 @@ from . import _fs
 from ._host import Host, child_environ, triton_version
 from ._layouts import layout_steps
 from ._probe import assemble
-from ._run import ask
+from ._run import Question, ask_question
 from ._search import Context, Locator, Verdict
 
 _RELEASE = re.compile(r"release (\d+\.\d+)")
@@ -64,9 +64,15 @@ TOOLS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.area == "bin")
 PTXAS = ("ptxas", "ptxas-blackwell")
 
 
+def version_question(host: Host, path: Path) -> Question:
+    """What ``check_tool`` asks a tool: ``<tool> --version``."""
+    del host
+    return Question(path)
+
+
 def tool_release(path: Path, host: Host) -> tuple[str | None, str | None]:
     """The CUDA release a ptxas-family tool reports (``"12.8"``), or ``(None, problem)``."""
-    output, problem = ask(path, answers=host.answers)
+    output, problem = ask_question(version_question(host, path), host.answers)
     if output is None:
         return None, problem
     return release_in(output)
@@ -159,6 +165,7 @@ LOCATORS: dict[str, Locator] = {
     name: Locator(
         steps=layout_steps("bin", COMPONENT[name].names, bundled=COMPONENT[name].bundled),
         check=partial(check_tool, name),
+        question=version_question,
     )
     for name in TOOLS
 }
