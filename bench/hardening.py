@@ -61,9 +61,9 @@ print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1],
 RECORD = (
     TIMED
     + r"""
-from triton_toolchain import _activate
+from triton_toolchain import _activate, _process
 t = time.perf_counter(); plan = _activate.resolved_plan(None); cold = time.perf_counter() - t
-hit = _record.lookup(_record.identity(None), _activate.user_environ()) is not None
+hit = _record.lookup(_record.identity(None), _process.user_environ()) is not None
 print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1], "hit": hit}))
 """
 )

@@ -542,9 +542,36 @@ print(json.dumps([libcuda.path, str(libcuda.source)]))
     path, source = json.loads(done.stdout)
     # /proc/self/maps names the real file the symlink pointed to.
     assert (Path(path).resolve(), source) == (lib.resolve(), "discovered:loaded-in-process")
-    # Another root is not this process: its maps are never read.
+    # Another root has no /proc/self/maps of this process: nothing loaded there.
     assert list(loaded_in_process(fake_host(tmp_path), Context())) == []
     assert DRIVER_STEPS[0] is loaded_in_process
+
+
+def test_a_fake_roots_mapped_driver_comes_first_but_the_shims_own(tmp_path: Path) -> None:
+    """``/proc/self/maps`` is read through ``Host`` (under its root): a fake root's maps
+    reach ``loaded_in_process``, and the driver the shim itself loaded is not counted."""
+    root = tmp_path / "root"
+    lib = install_driver(root / "mapped")
+    other = install_driver(root / "usr" / "lib" / "x86_64-linux-gnu")
+    maps = root / "proc" / "self" / "maps"
+    maps.parent.mkdir(parents=True)
+    maps.write_text(
+        "55d0c8a00000-55d0c8a28000 r--p 00000000 08:01 131 /usr/bin/python3.11\n"
+        f"7f3a1c000000-7f3a1c200000 r-xp 00000000 08:01 4242 {lib.resolve()}\n"
+        f"7f3a1c200000-7f3a1c210000 rw-p 00200000 08:01 4242 {lib.resolve()}\n"
+        "7ffd5e7f0000-7ffd5e811000 rw-p 00000000 00:00 0 [stack]\n"
+    )
+    host = fake_host(root)
+    found = [(c.path, str(c.source)) for c in loaded_in_process(host, Context())]
+    assert found == [(lib.resolve(), "discovered:loaded-in-process")]
+    libcuda = resolve_all(host=host)["libcuda"]
+    assert (Path(libcuda.path or ""), str(libcuda.source)) == (
+        lib.resolve(),
+        "discovered:loaded-in-process",
+    )
+    shims = dataclasses.replace(host, loaded_by_shim=frozenset({str(lib.resolve())}))
+    assert list(loaded_in_process(shims, Context())) == []
+    assert Path(resolve_all(host=shims)["libcuda"].path or "").parent == other.parent
 
 
 def _ldconfig_has_libcuda() -> bool:
