@@ -57,7 +57,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _record
 from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
@@ -66,10 +66,10 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from ._model import Toolchain
+    from ._plan import Plan, Scope
     from ._triton import TritonState
 
     Mode = Literal["knobs", "environ", "pending", "off"]
-    from ._plan import Scope
 
 # ---------------------------------------------------------------------------- the switch
 
@@ -254,7 +254,7 @@ class Activation:
 
     __slots__ = ("applied", "driver", "kept", "mode", "notes", "plan")
     mode: Mode
-    plan: Mapping[str, Any] | None
+    plan: Plan | None
     applied: dict[str, str]
     kept: dict[str, str]
     driver: str | None
@@ -263,7 +263,7 @@ class Activation:
     def __init__(
         self,
         mode: Mode,
-        plan: Mapping[str, Any] | None = None,
+        plan: Plan | None = None,
         applied: Mapping[str, str] | None = None,
         kept: Mapping[str, str] | None = None,
         driver: str | None = None,
@@ -303,8 +303,8 @@ class _State:
     the driver loaded are ``_process.SHIM``'s)."""
 
     def __init__(self) -> None:
-        self.memo: tuple[object, dict[str, Any]] | None = None  # (inputs, plan) last resolved
-        self.plan: dict[str, Any] | None = None  # the plan in force
+        self.memo: tuple[object, Plan] | None = None  # (inputs, plan) last resolved
+        self.plan: Plan | None = None  # the plan in force
         self.requested = False  # activate() was called (the hook applies it on import)
         self.triton_ready = False
         self.triton: TritonState | None = None
@@ -330,7 +330,7 @@ def current() -> Activation | None:
         return Activation(last.mode, last.plan, applied, kept, SHIM.driver, last.notes)
 
 
-def _plan_now() -> dict[str, Any]:
+def _plan_now() -> Plan:
     with LOCK:
         if _STATE.plan is None:
             from ._errors import ToolchainError  # noqa: PLC0415  for an error only
@@ -339,7 +339,7 @@ def _plan_now() -> dict[str, Any]:
         return _STATE.plan
 
 
-def resolved_plan(arch: int | None, scope: Scope = "all") -> dict[str, Any]:
+def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
     """The plan of ``scope`` (``_plan.Scope``) for ``arch`` and the user's environment:
     remembered in this process, else from a valid activation record, else resolved (and
     recorded)."""
@@ -353,7 +353,8 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> dict[str, Any]:
     # (torch's part alone looks at no driver).
     _STATE.mapped = loaded_drivers()
     mapped = bool(_STATE.mapped) and scope != "torch"
-    plan = None if mapped else _record.lookup(key, environ)
+    # The record checks a plan's shape (``_record.PLAN``) before it returns one.
+    plan = None if mapped else cast("Plan | None", _record.lookup(key, environ))
     if plan is None:
         # A miss: the resolver and the record's writing side load now, never on a hit.
         from ._observe import store  # noqa: PLC0415  a miss only
@@ -366,9 +367,9 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> dict[str, Any]:
     return plan
 
 
-def _load_driver(plan: Mapping[str, Any]) -> None:
+def _load_driver(plan: Plan) -> None:
     """Load the plan's driver by its absolute path, once."""
-    path = plan.get("driver")
+    path = plan["driver"]
     if path is None or SHIM.driver is not None:
         return
     notes = []
@@ -390,7 +391,7 @@ STOPS: dict[str, str] = {
 }
 
 
-def _errors(plan: Mapping[str, Any]) -> tuple[str, ...]:
+def _errors(plan: Plan) -> tuple[str, ...]:
     return tuple(
         f"{s['error']} ({STOPS.get(s['used_by'], 'what uses it stops with this error')}; "
         "`triton-toolchain doctor` shows every setting)"
@@ -409,7 +410,7 @@ def _triton_imported() -> bool:
     return not getattr(spec, "_initializing", False)
 
 
-def _activation(mode: Mode, plan: dict[str, Any], report: Report, *extra: str) -> Activation:
+def _activation(mode: Mode, plan: Plan, report: Report, *extra: str) -> Activation:
     """An ``Activation`` of ``report`` and what torch got so far."""
     applied = {**_STATE.torch_report.applied, **report.applied}
     kept = {**_STATE.torch_report.kept, **report.kept}
@@ -417,7 +418,7 @@ def _activation(mode: Mode, plan: dict[str, Any], report: Report, *extra: str) -
     return Activation(mode, plan, applied, kept, SHIM.driver, notes)
 
 
-def _apply_triton(plan: dict[str, Any]) -> Activation:
+def _apply_triton(plan: Plan) -> Activation:
     from ._triton import TritonState, apply  # noqa: PLC0415  once Triton is imported only
 
     if _STATE.triton is None:
@@ -431,9 +432,9 @@ def _complete_for_torch() -> tuple[str, ...]:
     """A plan made without torch's part (``import triton`` first) completed with it, now
     that torch is imported; what is worth a warning in that part."""
     plan = _STATE.plan
-    if plan is None or plan.get("torch") is not None:
+    if plan is None or plan["torch"] is not None:
         return ()
-    from ._plan import with_torch  # noqa: PLC0415  the resolver: loaded already (torch's part)
+    from ._plan import with_torch  # noqa: PLC0415  torch imported after Triton only
 
     _STATE.plan = with_torch(plan, resolved_plan(plan["toolchain"].get("arch"), "torch"))
     added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))

@@ -141,7 +141,7 @@ def write_private(directory: str | None, name: str, data: bytes) -> bool:
         return False
 
 
-def _entry(key: Any, facts: list[Any], result: dict[str, Any]) -> list[Any]:
+def _entry(key: Any, facts: list[Any], result: Mapping[str, Any]) -> list[Any]:
     packed = pack_facts(facts)
     if packed is None:
         raise ValueError("facts that cannot be stored")
@@ -156,7 +156,9 @@ def encode(records: list[dict[str, Any]]) -> bytes:
     return RECORD_HEADER + marshal.dumps(packed, MARSHAL_VERSION)
 
 
-def store(key: list[Any], facts: Facts, result: dict[str, Any], environ: Mapping[str, str]) -> bool:
+def store(
+    key: list[Any], facts: Facts, result: Mapping[str, Any], environ: Mapping[str, str]
+) -> bool:
     """Keep ``result`` with its facts (the newest first, at most ``MAX_RECORDS``; a
     record of the same key and facts is replaced, one that cannot be read is dropped)."""
     if facts.unstable:

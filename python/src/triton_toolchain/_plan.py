@@ -2,7 +2,9 @@
 torch, so that applying it needs neither the resolver nor the catalog (the fast path
 applies a plan read back from the activation record).
 
-A plan (JSON-able)::
+A plan (JSON-able; its shape is the ``TypedDict``s ``Plan``, ``Setting`` and
+``TorchPart``, so mypy checks every reader; at run time it is a plain ``dict``, which the
+activation record stores with ``marshal``)::
 
     {"toolchain": Toolchain.to_dict(), "history": true,
      "settings": [{"component": "ptxas", "knob": "nvidia.ptxas",
@@ -28,9 +30,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-from ._catalog import COMPONENT_NAMES, COMPONENTS, TORCH_ONLY, TORCH_PART
+from ._catalog import COMPONENT_NAMES, COMPONENTS, TORCH_ONLY, TORCH_PART, UsedBy
 from ._discovery import _fs
 from ._discovery._compiler import command_argv
 from ._discovery._host import Host, python_include_dir
@@ -41,7 +43,42 @@ from ._process import loaded_by_shim, user_environ
 from ._resolve import resolve_all
 
 
-def plan_of(tc: Toolchain) -> dict[str, Any]:
+class Setting(TypedDict):
+    """What Triton is told of one component: its knob (3.4+) and variable, the value
+    (``None``: none found), whether the variable holds the user's own setting, the
+    setting's error and the step of Triton's it stops (``used_by``)."""
+
+    component: str
+    knob: str | None
+    variable: str | None
+    value: str | None
+    user: bool
+    error: str | None
+    used_by: UsedBy
+
+
+class TorchPart(TypedDict):
+    """What ``_torch`` sets: the C++ compiler, the directories for ``CPATH`` and
+    ``cpp_extension``'s CUDA home."""
+
+    CXX: str | None
+    CPATH: list[str]
+    CUDA_HOME: str | None
+
+
+class Plan(TypedDict):
+    """A plan (the module docstring). ``toolchain``: ``Toolchain.to_dict()``; ``torch``:
+    ``None`` in a plan made without torch's part (scope ``"triton"``)."""
+
+    toolchain: dict[str, Any]
+    history: bool
+    settings: list[Setting]
+    driver: str | None
+    link: str | None
+    torch: TorchPart | None
+
+
+def plan_of(tc: Toolchain) -> Plan:
     """The plan that applies ``tc`` (see the module docstring); a resolution without
     ``TORCH_ONLY`` (`import triton`'s) has no settings for them and ``"torch": None``."""
     specs = [spec for spec in COMPONENTS if spec.name in tc.choices]
@@ -49,10 +86,10 @@ def plan_of(tc: Toolchain) -> dict[str, Any]:
         spec.variable
         for spec in specs
         if spec.variable
-        and tc[spec.name].source is not None
-        and tc[spec.name].source.kind is SourceKind.ENV  # type: ignore[union-attr]
+        and (source := tc[spec.name].source) is not None
+        and source.kind is SourceKind.ENV
     }
-    settings = []
+    settings: list[Setting] = []
     for spec in specs:
         if not (spec.variable or spec.knob):
             continue
@@ -90,7 +127,7 @@ def _shim_found(choice: Choice) -> str | None:
     return choice.path
 
 
-def _torch_part(tc: Toolchain) -> dict[str, Any]:
+def _torch_part(tc: Toolchain) -> TorchPart:
     cxx = _shim_found(tc["cxx"])
     if cxx is not None and len(command_argv(cxx)) != 1:
         cxx = None
@@ -117,7 +154,7 @@ LEFT_OUT: dict[str, frozenset[str]] = {
 
 def resolve_plan(
     arch: int | None, environ: Mapping[str, str], *, scope: Scope = "all"
-) -> tuple[dict[str, Any], Any]:
+) -> tuple[Plan, Any]:
     """Resolve ``scope`` for this process with ``environ``: the plan and the facts it
     rests on."""
     leave_out = LEFT_OUT[scope]
@@ -126,7 +163,7 @@ def resolve_plan(
     return plan, facts
 
 
-def with_torch(plan: dict[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+def with_torch(plan: Plan, part: Plan) -> Plan:
     """``plan`` (scope ``"triton"``) completed with ``part`` (scope ``"torch"``): its
     ``"torch"``, its settings and components that ``plan`` lacks. What ``plan`` already
     handed to Triton stays as it was."""
@@ -141,7 +178,7 @@ def with_torch(plan: dict[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
                 **{n: c for n, c in part["toolchain"]["components"].items() if n not in components},
             },
         },
-        "history": bool(plan.get("history") and part.get("history")),
+        "history": plan["history"] and part["history"],
         "settings": [
             *plan["settings"],
             *(s for s in part["settings"] if s["component"] not in have),
@@ -150,7 +187,7 @@ def with_torch(plan: dict[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
+def full_toolchain(plan: Plan) -> Toolchain:
     """The resolution behind ``plan`` with its whole history (the places looked at, the
     rejected candidates), for an explanation when something fails or is asked about. A
     plan from an activation record has none: resolved again for this process's user
@@ -158,7 +195,7 @@ def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
     driver the shim loaded not counted as one loaded by someone else; the plan's own
     when that fails. A plan without torch's part (`import triton`'s) is resolved again
     too, whole."""
-    if plan.get("history") and plan.get("torch") is not None:
+    if plan["history"] and plan["torch"] is not None:
         return Toolchain.from_dict(plan["toolchain"])
     arch = plan["toolchain"].get("arch")
     host = dataclasses.replace(Host.current(user_environ()), loaded_by_shim=loaded_by_shim())
@@ -168,7 +205,7 @@ def full_toolchain(plan: Mapping[str, Any]) -> Toolchain:
         return Toolchain.from_dict(plan["toolchain"])
 
 
-def without_history(plan: dict[str, Any]) -> dict[str, Any]:
+def without_history(plan: Plan) -> Plan:
     """``plan`` as an activation record keeps it: what applying needs, without the places
     looked at and the rejected candidates (doctor's; they would make every record, read
     by every process, several times larger)."""

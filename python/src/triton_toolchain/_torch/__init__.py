@@ -35,13 +35,16 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us
-    PlanGetter = Callable[[], dict[str, Any]]
+    from .._plan import Plan
+
+    PlanGetter = Callable[[], Plan]
+
 # Functions whose failure the shim explains, per torch module (releases that lack one
 # simply do not have it).
 GUARDED: dict[str, tuple[str, ...]] = {
@@ -54,10 +57,13 @@ WATCHED = frozenset({*GUARDED, EXTENSIONS})
 INDUCTOR_COMPONENTS = ("cxx", "python-headers", "openmp")
 
 
-def before_torch(plan: Mapping[str, Any], env: dict[str, str], report: Report) -> None:
-    """Set what Inductor reads from the environment (see the module docstring)."""
-    torch = plan.get("torch") or {}
-    cxx = torch.get("CXX")
+def before_torch(plan: Plan, env: dict[str, str], report: Report) -> None:
+    """Set what Inductor reads from the environment (see the module docstring); nothing
+    for a plan without torch's part."""
+    torch = plan["torch"]
+    if torch is None:
+        return
+    cxx = torch["CXX"]
     if cxx:
         if os.environ.get("CXX") and env.get("CXX") != os.environ["CXX"]:
             report.kept["env:CXX"] = "set by the user"
@@ -66,7 +72,7 @@ def before_torch(plan: Mapping[str, Any], env: dict[str, str], report: Report) -
         else:
             os.environ["CXX"] = env["CXX"] = cxx
             report.applied["env:CXX"] = cxx
-    extra = [d for d in torch.get("CPATH", ()) if d]
+    extra = [d for d in torch["CPATH"] if d]
     if extra:
         current = os.environ.get("CPATH", "")
         entries = [e for e in current.split(os.pathsep) if e]
@@ -118,7 +124,8 @@ def after_import(name: str, plan: PlanGetter, patches: Patches, report: Report) 
     if module is None:
         return
     if name == EXTENSIONS:
-        home = (plan().get("torch") or {}).get("CUDA_HOME")
+        torch = plan()["torch"]
+        home = torch["CUDA_HOME"] if torch is not None else None
         if home and getattr(module, "CUDA_HOME", "") is None:
             setattr(module, "CUDA_HOME", home)  # noqa: B010  a module of torch
             report.applied[f"{EXTENSIONS}.CUDA_HOME"] = home

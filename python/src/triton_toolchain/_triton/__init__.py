@@ -55,9 +55,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us each
+    from .._plan import Plan
     from .._process import Namespace
 
-    Plan = dict[str, Any]
     PlanGetter = Callable[[], Plan]
 
 COMPILER = "triton.backends.nvidia.compiler"
@@ -179,8 +179,8 @@ def apply_knobs(
     this process wrote (Triton's ``propagate_env`` writes them for us)."""
     for setting in plan["settings"]:
         knob, variable, value = setting["knob"], setting["variable"], setting["value"]
-        if knob is None or not knob.startswith("nvidia."):
-            continue
+        if knob is None or variable is None or not knob.startswith("nvidia."):
+            continue  # (every knob of the catalog's has its variable)
         target = _knob_target(knobs, knob)
         if target is None:
             continue

@@ -41,14 +41,13 @@ import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .._catalog import COMPONENT
 from .._discovery._compiler import command_argv
 from .._discovery._run import collect
 from .._errors import BuildError, MissingComponentError
 from .._model import Toolchain
-from .._plan import full_toolchain
+from .._plan import Plan, full_toolchain
 from .._process import preload_driver
 from ._guards import setting_error
 
@@ -208,7 +207,7 @@ def _indent(text: str) -> str:
 
 
 def build_module(
-    plan: dict[str, Any],
+    plan: Plan,
     name: str,
     src: str,
     srcdir: str,

@@ -31,7 +31,7 @@ import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._catalog import (
     COMPONENT,
@@ -53,6 +53,9 @@ from .._discovery._tools import tool_release
 from .._errors import MissingComponentError, SettingError
 from .._record import cache_dir
 from ._guards import _triton_version, tool_fields
+
+if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
+    from .._plan import Plan, Setting
 
 ANY_TARGET = 80
 _DECIDED: dict[tuple[object, ...], object] = {}
@@ -151,7 +154,7 @@ def judge(
     return driver_problem(release, driver)
 
 
-def _setting(plan: dict[str, Any], component: str) -> dict[str, Any] | None:
+def _setting(plan: Plan, component: str) -> Setting | None:
     return next((s for s in plan["settings"] if s["component"] == component), None)
 
 
@@ -183,7 +186,7 @@ def _alternative(
 
 
 def _blackwell_note(
-    arch: int, plan: dict[str, Any], tool: object, namespace: dict[str, Any]
+    arch: int, plan: Plan, tool: object, namespace: dict[str, Any]
 ) -> object | None:
     """Only ``TRITON_PTXAS_PATH`` set, and Triton about to run ptxas-blackwell: warn once;
     the user's ptxas where it fits (returned), else ``None``."""
@@ -217,7 +220,7 @@ def _blackwell_note(
 
 
 def _decide(
-    arch: int, tool: object, plan: dict[str, Any], namespace: dict[str, Any], any_target: bool
+    arch: int, tool: object, plan: Plan, namespace: dict[str, Any], any_target: bool
 ) -> object:
     path, release = tool_fields(tool)
     if path is None or release is None:
@@ -275,9 +278,7 @@ def _decide(
     )
 
 
-def fitted_tool(
-    arch: int | None, tool: object, plan: dict[str, Any], namespace: dict[str, Any]
-) -> object:
+def fitted_tool(arch: int | None, tool: object, plan: Plan, namespace: dict[str, Any]) -> object:
     """The tool to run for ``sm_<arch>`` (see the module docstring); raises the shim's
     error where none fits. ``arch`` ``None``: the release's lookup takes no target
     (Triton 3.0-3.2 ``_path_to_binary("ptxas")``, 3.4/3.5 ``get_ptxas()``); then the

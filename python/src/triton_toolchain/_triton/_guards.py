@@ -15,14 +15,17 @@ What ``doctor`` asks of the installed Triton is ``_doctor``'s.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._catalog import COMPONENT, arch_problem, ptxas_for, triton_release
 from .._errors import MissingComponentError, SettingError
 from .._model import Toolchain
 
+if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
+    from .._plan import Plan
 
-def full_toolchain(plan: dict[str, Any]) -> Toolchain:
+
+def full_toolchain(plan: Plan) -> Toolchain:
     """``_plan.full_toolchain``: the resolver loads for an error's whole story only, not
     at every compile (``_guards`` loads at the first; the resolver's modules would add
     about a millisecond to it)."""
@@ -34,7 +37,7 @@ def full_toolchain(plan: dict[str, Any]) -> Toolchain:
 PTXAS_COMPONENTS = ("ptxas-blackwell", "ptxas")
 
 
-def setting_error(plan: dict[str, Any], used_by: str) -> SettingError | None:
+def setting_error(plan: Plan, used_by: str) -> SettingError | None:
     """The error for the wrong explicit settings of components that ``used_by``
     (``"compile"`` or ``"build"``) needs, or ``None``."""
     errors = [s["error"] for s in plan["settings"] if s["error"] and s["used_by"] == used_by]
@@ -80,13 +83,12 @@ def _target(arch: int | None) -> str:
     return f" for sm_{arch}" if arch is not None else ""
 
 
-def _user_fix(arch: int | None, plan: dict[str, Any] | None) -> str | None:
+def _user_fix(arch: int | None, plan: Plan | None) -> str | None:
     """The fix where the user set the ptxas Triton runs for ``sm_<arch>`` (``None``:
     for every target): change or unset that setting, not "set" it."""
     component = "ptxas" if arch is None else ptxas_for(arch, triton_release(_triton_version()))
-    setting = next(
-        (s for s in (plan or {}).get("settings", ()) if s["component"] == component), None
-    )
+    settings = plan["settings"] if plan is not None else []
+    setting = next((s for s in settings if s["component"] == component), None)
     if setting is None or not setting["user"]:
         return None
     doctor = "triton-toolchain doctor" + (f" --arch {arch}" if arch is not None else "")
@@ -98,7 +100,7 @@ def _user_fix(arch: int | None, plan: dict[str, Any] | None) -> str | None:
     )
 
 
-def _fixes(arch: int | None, plan: dict[str, Any] | None = None) -> str:
+def _fixes(arch: int | None, plan: Plan | None = None) -> str:
     user = _user_fix(arch, plan)
     if user is not None:
         return user
@@ -130,7 +132,7 @@ def no_ptxas(arch: int | None, exc: BaseException) -> MissingComponentError:
 
 
 def ptxas_error(
-    arch: int | None, tool: object, plan: dict[str, Any], namespace: dict[str, Any]
+    arch: int | None, tool: object, plan: Plan, namespace: dict[str, Any]
 ) -> MissingComponentError | None:
     """The error for the ptxas Triton chose for ``sm_<arch>`` (``tool``), or ``None``
     when it is fine. ``arch`` is ``None`` where Triton does not pass the target (3.4,
@@ -166,7 +168,7 @@ def ptxas_error(
     return None
 
 
-def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
+def missing_driver(plan: Plan) -> MissingComponentError:
     """The explanation of the missing driver, as ``Toolchain.require`` gives it."""
     tc = full_toolchain(plan)
     try:
@@ -176,7 +178,7 @@ def missing_driver(plan: dict[str, Any]) -> MissingComponentError:
     return MissingComponentError("no NVIDIA driver was found")  # pragma: no cover
 
 
-def no_active_driver(plan: dict[str, Any], triton_says: str) -> RuntimeError:
+def no_active_driver(plan: Plan, triton_says: str) -> RuntimeError:
     """Triton's "0 active drivers" when the shim found no usable driver, still Triton's
     ``RuntimeError`` with Triton's words first, then what the shim found (how many places
     it looked at, the first candidate it rejected and why), the fix, and where to read

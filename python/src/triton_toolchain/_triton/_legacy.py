@@ -14,27 +14,30 @@ written here are remembered (``env``) and withdrawn when the plan no longer has 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._catalog import triton_release
 from .._process import Report
 from ._guards import _triton_version
 
+if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
+    from .._plan import Plan
 
-def _wanted(plan: dict[str, object]) -> dict[str, tuple[str | None, bool]]:
+
+def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:
     """Variable -> (value or None, the user's own)."""
     release = triton_release(_triton_version())
     wanted: dict[str, tuple[str | None, bool]] = {}
-    for s in plan["settings"]:  # type: ignore[attr-defined]
+    for s in plan["settings"]:
         variable = s["variable"]
         if s["component"] == "ptxas-blackwell":
             variable = release.blackwell_variable if release else None
         if variable and variable not in wanted:
-            wanted[variable] = (None if s["error"] else s["value"], bool(s["user"]))
+            wanted[variable] = (None if s["error"] else s["value"], s["user"])
     return wanted
 
 
-def apply_environ(plan: dict[str, Any], env: dict[str, str], report: Report) -> None:
+def apply_environ(plan: Plan, env: dict[str, str], report: Report) -> None:
     """Set the plan's variables (see the module docstring)."""
     wanted = _wanted(plan)
     for key in sorted(set(wanted) | set(env)):
