@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -21,12 +23,17 @@ from triton_toolchain._catalog import (
     TRITON_RELEASES,
     arch_name,
     arch_problem,
+    assigned_version,
     exported_variables,
+    major_minor,
     parse_release,
     triple_machine,
 )
 from triton_toolchain._discovery import LOCATORS
+from triton_toolchain._discovery._host import triton_version
 from triton_toolchain._manifest import SCHEMA, SCHEMAS
+from triton_toolchain._report import _read_version
+from triton_toolchain._triton._guards import _triton_version
 
 
 @pytest.mark.parametrize("spec", COMPONENTS, ids=lambda c: c.name)
@@ -150,3 +157,33 @@ def test_triton_release_rows_are_ordered() -> None:
     assert firsts == sorted(firsts)
     for row in TRITON_RELEASES:
         assert (row.blackwell_from is None) == (row.blackwell_variable is None)
+
+
+@pytest.mark.parametrize(
+    ("line", "version"),
+    [
+        ("__version__ = '3.9.0'", "3.9.0"),
+        ('__version__: str = "3.9.0"', "3.9.0"),
+        ('__version__ = "3.10.0+git1a2b3c4"', "3.10.0+git1a2b3c4"),
+    ],
+)
+def test_tritons_version_is_read_one_way_from_its_file_and_its_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str, version: str
+) -> None:
+    """Discovery (``triton_version``), doctor (``Installed``) and the guards (the
+    imported module's ``__version__``) read the same version, annotated or not."""
+    (tmp_path / "__init__.py").write_text(f'"""Triton."""\nimport os\n{line}\n')
+    wanted = major_minor(version)
+    assert wanted is not None and assigned_version(line) == version
+    assert triton_version(tmp_path) == wanted
+    assert _read_version(tmp_path / "__init__.py") == version
+    monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__=version))
+    assert _triton_version() == wanted
+
+
+def test_major_minor_needs_two_numbers() -> None:
+    assert major_minor("3.9") == (3, 9)
+    assert major_minor("3.9rc1") == (3, 9)
+    assert major_minor("3") is None
+    assert major_minor("v3.9") is None
+    assert major_minor("") is None

@@ -7,6 +7,7 @@ checks every row, and the Nix side against ``exported_variables()``).
 
 from __future__ import annotations
 
+import re
 from typing import Literal, NamedTuple
 
 Kind = Literal["tool", "file", "dir", "driver"]
@@ -22,6 +23,9 @@ Area = Literal["bin", "include", "crt", "libdevice"]
 Serves = Literal["below-switch", "from-switch"]
 # How a Triton release's NVIDIA ``compiler.py`` finds ptxas (``TritonRelease``).
 PtxasLookup = Literal["_path_to_binary", "get_ptxas()", "get_ptxas(arch)"]
+# The driver library's SONAME: the name Triton, torch and the launcher load it by, the
+# file discovery and a manifest's ``driver_dirs`` name.
+DRIVER_SONAME = "libcuda.so.1"
 
 
 class Component(NamedTuple):
@@ -239,7 +243,7 @@ COMPONENTS: tuple[Component, ...] = (
         in_manifest=False,
         fix="install the NVIDIA driver (on NixOS: hardware.nvidia / hardware.graphics; in a "
         "container: run it with the NVIDIA container toolkit) or set TRITON_LIBCUDA_PATH to "
-        "the directory holding the driver's libcuda.so.1",
+        f"the directory holding the driver's {DRIVER_SONAME}",
     ),
     Component(
         name="libcuda-link",
@@ -249,7 +253,7 @@ COMPONENTS: tuple[Component, ...] = (
         used_by="build",
         variable="TRITON_LIBCUDA_PATH",
         fix="install the NVIDIA driver, or a CUDA toolkit's stubs for building without a GPU, "
-        "or set TRITON_LIBCUDA_PATH to the directory holding libcuda.so.1",
+        f"or set TRITON_LIBCUDA_PATH to the directory holding {DRIVER_SONAME}",
     ),
 )
 
@@ -609,6 +613,28 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         torch_free_launch=True,
     ),
 )
+
+
+# A module's ``__version__ = '3.9.0'`` or ``__version__: str = "3.9.0"``.
+_VERSION_ASSIGNED = re.compile(r"""^__version__\s*(?::[^=\n]*)?=\s*['"]([^'"\n]+)['"]""", re.M)
+_MAJOR_MINOR = re.compile(r"(\d{1,9})\.(\d{1,9})(?!\d)")
+
+
+def assigned_version(source: str) -> str | None:
+    """The version a module's source assigns to ``__version__`` (``"3.9.0"`` of
+    ``__version__ = '3.9.0'`` or of ``__version__: str = "3.9.0"``), or ``None``: how
+    Triton's and torch's versions are read from their files, without importing them."""
+    found = _VERSION_ASSIGNED.search(source)
+    return found.group(1) if found else None
+
+
+def major_minor(version: str) -> tuple[int, int] | None:
+    """``(3, 9)`` of a Triton version (``"3.9.0"``, ``"3.9"``, ``"3.9.0+git1a2b"``);
+    ``None`` for one that does not start with two numbers. The one reading of Triton's
+    version: of its files (``_discovery._host.triton_version``) and of the imported
+    module (``_triton._guards``)."""
+    found = _MAJOR_MINOR.match(version)
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def triton_release(version: tuple[int, int] | None) -> TritonRelease | None:

@@ -20,9 +20,9 @@ import os
 from collections.abc import Mapping
 
 from ._catalog import COMPONENTS
+from ._manifest import MANIFEST_VARIABLE
 from ._model import Toolchain
 
-MANIFEST_VARIABLE = "TRITON_TOOLCHAIN_MANIFEST"
 EXPORTS_VARIABLE = "TRITON_TOOLCHAIN_EXPORTS"
 MAX_EXPORTS_BYTES = 1 << 16
 # Variables whose entries a program looks things up in: a child never gets an empty or

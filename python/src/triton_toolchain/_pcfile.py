@@ -20,6 +20,7 @@ import os
 import re
 
 from . import __version__
+from ._catalog import DRIVER_SONAME
 from ._model import Toolchain
 
 FILE_NAME = "triton-toolchain.pc"
@@ -62,7 +63,7 @@ def pc_text(tc: Toolchain) -> str:
     libs = []
     if "libcuda_link" in values:
         stub = os.path.lexists(os.path.join(values["libcuda_link"], "libcuda.so"))
-        libs = ["-L${libcuda_link}", "-lcuda" if stub else "-l:libcuda.so.1"]
+        libs = ["-L${libcuda_link}", "-lcuda" if stub else f"-l:{DRIVER_SONAME}"]
     lines = [
         f"# Written by `triton-toolchain pkg-config` ({__version__}) from this machine's",
         "# resolution: run it again when the toolchain changes.",

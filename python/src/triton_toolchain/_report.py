@@ -20,12 +20,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from ._catalog import COMPONENT, COMPONENTS, GOALS, Goal, GoalStep, TritonRelease
+from ._catalog import COMPONENT, COMPONENTS, GOALS, Goal, GoalStep, TritonRelease, assigned_version
 from ._discovery import _fs
 from ._discovery._host import Host
 from ._model import Choice, SourceKind, Toolchain
 
-_VERSION = re.compile(r"""^__version__\s*(?::[^=\n]*)?=\s*['"]([^'"\n]+)['"]""", re.M)
 # torch/version.py: `cuda: Optional[str] = '12.8'`, or `= None` for a build without CUDA.
 _TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)
 
@@ -48,10 +47,9 @@ _PTXAS = ("ptxas", "ptxas-blackwell")
 
 def _read_version(path: Path) -> str:
     try:
-        found = _VERSION.search(_fs.read_text(path))
+        return assigned_version(_fs.read_text(path)) or ""
     except _fs.ReadProblem:
         return ""
-    return found.group(1) if found else ""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ._activate import activate
+from ._catalog import DRIVER_SONAME
 from ._model import Toolchain
 from ._process import loaded_drivers
 from ._triton import _build
@@ -155,7 +156,7 @@ def _build_launcher(tc: Toolchain) -> str:
             out,
             [],
             [str(nvidia / "include")],
-            ["libcuda.so.1"],
+            [DRIVER_SONAME],
             require_driver=False,
         )
         _build.run(build_plan, tc)

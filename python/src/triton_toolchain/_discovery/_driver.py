@@ -55,7 +55,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._catalog import MACHINES
+from .._catalog import DRIVER_SONAME, MACHINES
 from .._model import Choice, Rejection, Source, SourceKind
 from . import _fs
 from ._elf import machine_problem, read_elf
@@ -73,7 +73,6 @@ from ._search import (
     key_of,
 )
 
-DRIVER_FILE = "libcuda.so.1"  # the driver's SONAME, as Triton and torch load it
 STUB_FILE = "libcuda.so"
 STUB_REASON = "CUDA toolkit link stub, not a driver"
 SYSTEM_DIRS = ("/usr/lib64", "/usr/lib", "/lib64", "/lib")
@@ -171,7 +170,7 @@ def link_file(directory: Path) -> Path | None:
     """The file to link against in ``directory``: ``libcuda.so.1``, else a stub
     ``libcuda.so``; ``None`` when it holds neither."""
     return next(
-        (p for p in (directory / DRIVER_FILE, directory / STUB_FILE) if _fs.lexists(p)), None
+        (p for p in (directory / DRIVER_SONAME, directory / STUB_FILE) if _fs.lexists(p)), None
     )
 
 
@@ -186,7 +185,7 @@ def check_link(host: Host, path: Path, ctx: Context) -> Verdict:
         return Verdict(problem=problem)
     target = link_file(path)
     if target is None:
-        return Verdict(problem=f"holds neither {DRIVER_FILE} nor {STUB_FILE}")
+        return Verdict(problem=f"holds neither {DRIVER_SONAME} nor {STUB_FILE}")
     problem = _fs.file_problem(target) or _fs.untrusted(target)
     if problem:
         return Verdict(problem=f"{target.name} {problem}")
@@ -197,9 +196,9 @@ def check_link(host: Host, path: Path, ctx: Context) -> Verdict:
     if isinstance(info, str):
         return Verdict(problem=f"{target.name} {info}")
     problem = machine_problem(info, host)
-    if problem is None and info.soname != DRIVER_FILE:
+    if problem is None and info.soname != DRIVER_SONAME:
         problem = (
-            f"its SONAME is {info.soname!r}, not {DRIVER_FILE!r}: the launcher would need a "
+            f"its SONAME is {info.soname!r}, not {DRIVER_SONAME!r}: the launcher would need a "
             f"library no NVIDIA driver installs"
         )
     return Verdict(problem=f"{target.name}: {problem}" if problem else None)
@@ -231,7 +230,7 @@ def explicit_driver(host: Host, value: str) -> Path:
     directory = _setting_directory(value)
     target = link_file(directory)
     if target is None:
-        raise ValueError(f"holds neither {DRIVER_FILE} nor {STUB_FILE}")
+        raise ValueError(f"holds neither {DRIVER_SONAME} nor {STUB_FILE}")
     if stub_reason(target):
         raise NotThisComponent(
             f"TRITON_LIBCUDA_PATH={value} holds a CUDA toolkit link stub: it is the link "
@@ -258,19 +257,19 @@ def loaded_in_process(host: Host, ctx: Context) -> Iterator[Candidate]:
 
 def nixos_driver_link(host: Host, ctx: Context) -> Iterator[Candidate]:
     """NixOS's ``/run/opengl-driver/lib`` (``addDriverRunpath.driverLink``)."""
-    yield discovered("nixos", host.at("/run/opengl-driver/lib") / DRIVER_FILE)
+    yield discovered("nixos", host.at("/run/opengl-driver/lib") / DRIVER_SONAME)
 
 
 def wsl(host: Host, ctx: Context) -> Iterator[Candidate]:
     """WSL2's ``/usr/lib/wsl/lib``: copies, often absent from the linker cache."""
-    yield discovered("wsl", host.at("/usr/lib/wsl/lib") / DRIVER_FILE)
+    yield discovered("wsl", host.at("/usr/lib/wsl/lib") / DRIVER_SONAME)
 
 
 def ld_library_path(host: Host, ctx: Context) -> Iterator[Candidate]:
     """Absolute ``LD_LIBRARY_PATH`` entries, as given (refused ones are reported by
     ``finish_driver``)."""
     for entry in ld_library_dirs(host):
-        yield discovered("LD_LIBRARY_PATH", entry / DRIVER_FILE)
+        yield discovered("LD_LIBRARY_PATH", entry / DRIVER_SONAME)
 
 
 @functools.lru_cache(maxsize=8)
@@ -295,7 +294,7 @@ def ld_so_cache(host: Host, ctx: Context) -> Iterator[Candidate]:
     the paths are used as the cache gives them."""
     cache = linker_cache(host)
     if isinstance(cache, LdCache):
-        for entry in cache.named(DRIVER_FILE):
+        for entry in cache.named(DRIVER_SONAME):
             yield discovered("ld.so.cache", entry.path)
 
 
@@ -326,13 +325,13 @@ def ld_so_conf(host: Host, ctx: Context) -> Iterator[Candidate]:
     (they describe that root's filesystem)."""
     conf = host.at("/etc/ld.so.conf")
     for directory in _conf_dirs(host, conf, {conf}):
-        yield discovered("ld.so.conf", directory / DRIVER_FILE)
+        yield discovered("ld.so.conf", directory / DRIVER_SONAME)
 
 
 def container_dirs(host: Host, ctx: Context) -> Iterator[Candidate]:
     """The NVIDIA container toolkit's ``/usr/local/nvidia/lib64`` and ``/lib``."""
     for directory in CONTAINER_DIRS:
-        yield discovered("container", host.at(directory) / DRIVER_FILE)
+        yield discovered("container", host.at(directory) / DRIVER_SONAME)
 
 
 def system_dirs(host: Host, ctx: Context) -> Iterator[Candidate]:
@@ -342,7 +341,7 @@ def system_dirs(host: Host, ctx: Context) -> Iterator[Candidate]:
     dirs = [f"/usr/lib/{facts.multiarch}", f"/lib/{facts.multiarch}"] if facts else []
     dirs += facts.driver_dirs if facts else ()
     for directory in (*dirs, *SYSTEM_DIRS):
-        yield discovered("system", host.at(directory) / DRIVER_FILE)
+        yield discovered("system", host.at(directory) / DRIVER_SONAME)
 
 
 DRIVER_STEPS: tuple[Step, ...] = (
@@ -380,18 +379,18 @@ def by_name_load(host: Host) -> tuple[str, str] | None:
     value = host.environ.get("LD_LIBRARY_PATH") or ""
     entries = [e or "." for e in value.split(":")] if value else []
     for entry in entries:
-        path = Path(os.path.abspath(entry) if entry != "." else os.getcwd()) / DRIVER_FILE
+        path = Path(os.path.abspath(entry) if entry != "." else os.getcwd()) / DRIVER_SONAME
         if _fs.is_file(path):
             return str(path), "LD_LIBRARY_PATH" if entry != "." else "the current directory"
     cache = linker_cache(host)
     if isinstance(cache, LdCache):
-        for cached in cache.named(DRIVER_FILE):
+        for cached in cache.named(DRIVER_SONAME):
             if cached.matches(host.machine) is not False and _fs.is_file(Path(cached.path)):
                 return cached.path, "the linker cache"
     facts = MACHINES.get(host.machine)
     default = [f"/lib/{facts.multiarch}", f"/usr/lib/{facts.multiarch}"] if facts else []
     for directory in (*default, "/lib", "/usr/lib"):
-        path = host.at(directory) / DRIVER_FILE
+        path = host.at(directory) / DRIVER_SONAME
         if _fs.is_file(path):
             return str(path), "a system directory"
     return None
@@ -424,10 +423,13 @@ def by_name_note(host: Host, chosen: str | None) -> str | None:
 # --- what discovery adds ----------------------------------------------------------------
 
 
-def no_driver_note(link_dir: str) -> str:
+def no_driver_note(link_dir: str | None = None) -> str:
+    """The one wording of what a machine without a driver can do: the driver's note, and
+    the link directory's (``link_dir``: the stub found)."""
+    stub = f"the link stub in {link_dir}" if link_dir else "a CUDA toolkit's link stub"
     return (
         f"no NVIDIA driver is installed (none was found): kernels can be compiled and the "
-        f"launcher built against the link stub in {link_dir}, but nothing can be launched"
+        f"launcher built against {stub}, but nothing can be launched"
     )
 
 
@@ -452,8 +454,8 @@ def finish_driver(host: Host, ctx: Context, choice: Choice) -> Choice:
         rejected.append(
             Rejection(str(cache_path), cache, Source(SourceKind.DISCOVERED, "ld.so.cache"))
         )
-    elif cache is None or not cache.named(DRIVER_FILE):
-        what = "absent" if cache is None else f"{len(cache.entries)} entries, no {DRIVER_FILE}"
+    elif cache is None or not cache.named(DRIVER_SONAME):
+        what = "absent" if cache is None else f"{len(cache.entries)} entries, no {DRIVER_SONAME}"
         searched.append(f"discovered:ld.so.cache: {cache_path} ({what})")
     elif choice.found:
         judged = {key_of(Path(r.path)) for r in rejected if r.path.startswith("/")}
@@ -473,10 +475,7 @@ def finish_driver(host: Host, ctx: Context, choice: Choice) -> Choice:
         if r.source.detail == "loaded-in-process"
     ]
     if not choice.found:
-        notes.append(
-            "without a driver, kernels can still be compiled and the launcher built against "
-            "a CUDA toolkit's link stub, but nothing can be launched"
-        )
+        notes.append(no_driver_note())
     if host.root == Path("/"):
         by_name = by_name_note(host, choice.path)
         notes += [by_name] if by_name else []

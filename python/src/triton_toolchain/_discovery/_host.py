@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import struct
 import sys
 import sysconfig
@@ -21,13 +20,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._catalog import MACHINES, TritonRelease, triton_release
+from .._catalog import MACHINES, TritonRelease, assigned_version, major_minor, triton_release
 from .._observe import observe, observed_env
 from .._process import MAPS, loaded_drivers
 from .._record import cache_dir
 from . import _fs
-
-_VERSION = re.compile(rb"""^__version__\s*=\s*['"](\d{1,9})\.(\d{1,9})(?![\d])""", re.M)
 
 
 @functools.cache
@@ -97,15 +94,16 @@ def _package(name: str) -> tuple[Path, ...]:
 
 def triton_version(triton_dir: Path | None) -> tuple[int, int] | None:
     """``(major, minor)`` of the Triton in ``triton_dir``, from its ``__init__.py``'s
-    ``__version__`` (Triton is not imported)."""
+    ``__version__`` (``_catalog.assigned_version``, ``major_minor``: Triton is not
+    imported)."""
     if triton_dir is None:
         return None
     try:
         text = _fs.read_regular(triton_dir / "__init__.py", 1 << 20)
     except _fs.ReadProblem:
         return None
-    found = _VERSION.search(text)
-    return (int(found.group(1)), int(found.group(2))) if found else None
+    version = assigned_version(text.decode("utf-8", "replace"))
+    return major_minor(version) if version else None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._catalog import COMPONENT
+from .._catalog import COMPONENT, DRIVER_SONAME
 from .._discovery._compiler import command_argv
 from .._discovery._run import collect
 from .._errors import BuildError, MissingComponentError
@@ -51,10 +51,9 @@ from .._plan import Plan, full_toolchain
 from .._process import preload_driver
 from ._guards import setting_error
 
-DRIVER_SONAME = "libcuda.so.1"
 # How Triton names the driver library in ``libraries``: 3.0-3.5 ``cuda`` (-lcuda),
 # 3.6+ ``libcuda.so.1`` (-l:libcuda.so.1).
-LIBCUDA_NAMES = frozenset({"cuda", "libcuda.so", "libcuda.so.1", ":libcuda.so.1", ":libcuda.so"})
+LIBCUDA_NAMES = frozenset({"cuda", "libcuda.so", DRIVER_SONAME, f":{DRIVER_SONAME}", ":libcuda.so"})
 _CXX_SUFFIXES = (".cc", ".cpp", ".cxx")
 BUILD_TIMEOUT_S = 300.0
 BUILD_OUTPUT_LIMIT = 1 << 20

@@ -17,7 +17,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .._catalog import COMPONENT, arch_problem, ptxas_for, triton_release
+from .._catalog import (
+    COMPONENT,
+    DRIVER_SONAME,
+    arch_problem,
+    major_minor,
+    ptxas_for,
+    triton_release,
+)
 from .._errors import MissingComponentError, SettingError
 from .._model import Toolchain
 
@@ -54,12 +61,9 @@ def tool_fields(tool: object) -> tuple[str | None, str | None]:
 
 
 def _triton_version() -> tuple[int, int] | None:
+    """``(major, minor)`` of the imported Triton (``_catalog.major_minor``), or ``None``."""
     module = __import__("sys").modules.get("triton")
-    text = str(getattr(module, "__version__", ""))
-    parts = text.split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-        return int(parts[0]), int(parts[1])
-    return None
+    return major_minor(str(getattr(module, "__version__", "")))
 
 
 def usable_release(release: str, namespace: dict[str, Any]) -> str | None:
@@ -188,7 +192,7 @@ def no_active_driver(plan: Plan, triton_says: str) -> RuntimeError:
         more = len(choice.rejected) - 1
         found = f"it rejected {choice.rejected[0]}" + (f" (and {more} more)" if more else "")
     else:
-        found = f"none of the {len(choice.searched)} places it looked at holds libcuda.so.1"
+        found = f"none of the {len(choice.searched)} places it looked at holds {DRIVER_SONAME}"
     return RuntimeError(
         f"{triton_says} triton-toolchain found no usable NVIDIA driver, so Triton's CUDA "
         f"backend is not active: {found}; fix: {COMPONENT['libcuda'].fix}. Run "
