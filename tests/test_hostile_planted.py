@@ -456,7 +456,7 @@ def test_a_manifests_driver_directory_everyone_can_write_is_rejected_by_key(
     assert f"({manifest}: driver_dirs[0])" in checked.stdout
     doctor = cli("doctor", env={**env, "TRITON_TOOLCHAIN_MANIFEST": str(manifest)})
     assert doctor.returncode == 2
-    assert f"{manifest}: driver_dirs: {drop}/libcuda.so.1 rejected: not trusted" in doctor.stderr
+    assert f"{manifest}: driver_dirs[0]: {drop}/libcuda.so.1 rejected: not trusted" in doctor.stderr
     layout, scenario = _scenario(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
     report = run_scenario(layout, "hook", [*PROBE, "cuda_utils"], env=scenario)
     assert report["drivers_mapped"] == []

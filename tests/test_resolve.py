@@ -3,6 +3,7 @@ machine built from real files; errors name the setting; the environment export."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -26,6 +27,8 @@ from triton_toolchain import (
 )
 from triton_toolchain._discovery._host import Host
 from triton_toolchain._exports import merged_env, toolchain_env
+from triton_toolchain._manifest import load
+from triton_toolchain._resolve import judge_manifest, resolve_all
 
 
 def machine(root: Path, *, ptxas: str = "12.8", blackwell: str = "12.9") -> dict[str, Path]:
@@ -245,3 +248,39 @@ def test_this_machine_resolves_without_error() -> None:
     assert tc["python-headers"].version is not None
     assert tc["python-headers"].version.startswith(f"{sys.version_info[0]}.{sys.version_info[1]}")
     assert json.loads(json.dumps(tc.to_dict()))["components"].keys() == tc.choices.keys()
+
+
+def test_judge_manifest_is_the_cascades_verdict_on_every_entry(tmp_path: Path) -> None:
+    """``judge_manifest`` (what check-manifest and doctor print) rejects what the cascade
+    rejects, for the same reason, under the manifest's key; a driver directory without a
+    driver has no verdict, one with a driver that does not fit is rejected."""
+    paths = machine(tmp_path)
+    old = fake_ptxas(tmp_path / "old/bin", "11.4")
+    i386 = install_driver(tmp_path / "i386", variant="i386")
+    file = _manifest(
+        tmp_path,
+        {
+            "driver_dirs": [str(tmp_path / "run/opengl-driver/lib"), str(i386.parent)],
+            "components": {"ptxas": {"path": str(old)}, "cc": {"path": str(paths["bin"] / "gcc")}},
+        },
+    )
+    # Every fact checked (check-manifest's and doctor's host): an ELF32 driver is no fit.
+    host = dataclasses.replace(
+        host_of(tmp_path, paths, TRITON_TOOLCHAIN_MANIFEST=str(file)), verify=True
+    )
+    verdicts = judge_manifest(load(file), host, 90)
+    seen = {(v.key, str(v.path)): v.verdict.problem for v in verdicts}
+    assert set(seen) == {
+        ("components.cc", str(paths["bin"] / "gcc")),
+        ("components.ptxas", str(old)),
+        ("driver_dirs[1]", str(i386)),
+    }
+    assert seen[("components.cc", str(paths["bin"] / "gcc"))] is None
+    tc = resolve_all(90, host=host)
+    for name, key, path in (
+        ("ptxas", "components.ptxas", old),
+        ("libcuda", "driver_dirs[1]", i386),
+    ):
+        (rejection,) = [r for r in tc[name].rejected if r.path == str(path)]
+        assert rejection.source.kind is SourceKind.MANIFEST
+        assert seen[(key, str(path))] == rejection.reason

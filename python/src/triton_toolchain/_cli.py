@@ -31,14 +31,12 @@ from typing import Any
 
 from . import __version__, _pcfile
 from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
-from ._discovery import LOCATORS
 from ._discovery._host import Host
 from ._discovery._probe import gpu_arch
-from ._discovery._search import Context
 from ._errors import ManifestError, SettingError, ToolchainError
 from ._exports import merged_env, toolchain_env
 from ._manifest import load, to_json, write
-from ._model import Choice, Source, SourceKind, Toolchain
+from ._model import Toolchain
 from ._process import user_environ
 from ._report import (
     GoalVerdict,
@@ -50,7 +48,7 @@ from ._report import (
     judge,
     shown_components,
 )
-from ._resolve import resolve, resolve_all
+from ._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
 from ._selftest import self_test
 from ._triton._doctor import unusable_tools
 
@@ -104,29 +102,6 @@ def _status(tc: Toolchain, stage: str | None) -> int:
 def _resolve_verified(arch: int | None) -> Toolchain:
     """Everything checked, recorded versions too (``Host.verify``)."""
     return resolve(arch, host=Host.current(verify=True))
-
-
-def manifest_rejections(tc: Toolchain) -> list[str]:
-    """Each entry of the manifest in force that failed its check, as
-    ``"<manifest>: components.ptxas: <path> rejected: <why>"`` (the driver's
-    ``driver_dirs``, where only a driver that is there and may not be used counts):
-    a manifest says what to use, so a rejected entry is a wrong manifest even where
-    discovery found something else."""
-    lines = []
-    for choice in tc:
-        for rejection in choice.rejected:
-            if rejection.source.kind is not SourceKind.MANIFEST:
-                continue
-            if choice.component == "libcuda" and not os.path.lexists(rejection.path):
-                continue  # driver_dirs may name directories this machine lacks
-            key = (
-                "driver_dirs" if choice.component == "libcuda" else f"components.{choice.component}"
-            )
-            line = (
-                f"{rejection.source.detail}: {key}: {rejection.path} rejected: {rejection.reason}"
-            )
-            lines.append(line)
-    return list(dict.fromkeys(lines))
 
 
 # `doctor --for`'s older names: one step of the Triton goal, or the Triton goal whole.
@@ -199,7 +174,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
     verdicts, focus = _focus(judged, args.goal)
-    rejected = manifest_rejections(tc)
+    rejected = manifest_rejections(tc, host)
     status = 2 if tc.errors() or rejected else (0 if focus.ready else 1)
     report = None
     if args.run:
@@ -350,41 +325,18 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
-    """Validate a manifest and judge each entry as resolution would (for packagers: the
-    Nix flake's checks run this on the manifest it writes). A rejected entry's line
-    names the manifest and the key. A driver in one of ``driver_dirs`` that may not be
-    used (one others could replace, say) is ``REJECTED`` too; a directory without one
-    is not a problem (the manifest may serve machines with and without a driver)."""
+    """Validate a manifest and print ``_resolve.judge_manifest``'s verdict on each entry
+    (for packagers: the Nix flake's checks run this on the manifest it writes). A
+    rejected entry's line names the manifest and the key."""
     manifest = load(Path(os.path.abspath(args.file)))
-    host = Host.current(verify=True)
-    source = Source(SourceKind.MANIFEST, str(manifest.file))
     problems = 0
-    chosen: dict[str, Choice] = {}  # entries judged so far (openmp is judged with cxx)
-    for name in [n for n in COMPONENT_NAMES if n in manifest.components]:
-        entry = manifest.components[name]
-        ctx = Context(args.arch, entry.version, named=True, manifest=True, chosen=chosen)
-        verdict = LOCATORS[name].check(host, entry.path, ctx)
-        if verdict.problem:
+    for judged in judge_manifest(manifest, Host.current(verify=True), args.arch):
+        name, problem = judged.component, judged.verdict.problem
+        if problem:
             problems += 1
-            print(
-                f"REJECTED {name:16} {entry.path}: {verdict.problem} "
-                f"({manifest.file}: components.{name})"
-            )
+            print(f"REJECTED {name:16} {judged.path}: {problem} ({manifest.file}: {judged.key})")
         else:
-            version = verdict.version or entry.version
-            chosen[name] = Choice(name, str(entry.path), version, source)
-            print(f"ok       {name:16} {entry.path} {version or ''}")
-    for i, directory in enumerate(manifest.driver_dirs):
-        driver = directory / "libcuda.so.1"
-        if not os.path.lexists(driver):
-            continue  # the manifest may serve machines with and without a driver
-        verdict = LOCATORS["libcuda"].check(host, driver, Context(args.arch, named=True))
-        if verdict.problem:
-            problems += 1
-            print(
-                f"REJECTED {'libcuda':16} {driver}: {verdict.problem} "
-                f"({manifest.file}: driver_dirs[{i}])"
-            )
+            print(f"ok       {name:16} {judged.path} {judged.version or ''}")
     dirs = ", ".join(map(str, manifest.driver_dirs)) or "none"
     print(f"schema {manifest.schema}, strict={str(manifest.strict).lower()}, driver_dirs: {dirs}")
     return 1 if problems else 0

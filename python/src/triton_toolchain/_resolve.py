@@ -12,7 +12,9 @@ Guarantees:
   manifest's entry for the component, or to what ``TRITON_TOOLCHAIN_EXPORTS`` records)
   is reported under the source it came from and checked like a manifest entry.
 - A manifest entry that fails its check is recorded as rejected; without ``strict``
-  discovery then runs, with ``strict`` the component is missing.
+  discovery then runs, with ``strict`` the component is missing. A manifest is judged
+  in one place (``judge_entry``, and ``judge_manifest`` for all of it): the cascade,
+  ``check-manifest``, ``doctor`` and the flake's ``checks.manifest`` use its verdicts.
 - A manifest that records versions is resolved without starting a process or importing
   an ELF reader (``verify=True`` checks everything: ``doctor``, ``check-manifest``).
 - Every observation is made through ``_discovery._fs`` and the host's environment, so
@@ -27,8 +29,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import _trust
-from ._catalog import ARCH_RELEASES, COMPONENTS, Component
-from ._discovery import LOCATORS
+from ._catalog import ARCH_RELEASES, COMPONENTS, DRIVER_SONAME, Component
+from ._discovery import LOCATORS, _fs
 from ._discovery._host import Host
 from ._discovery._run import ask_each
 from ._discovery._search import (
@@ -72,13 +74,68 @@ class _History:
         )
 
 
-def _manifest_paths(spec: Component, manifest: Manifest) -> list[Path]:
-    """What a manifest names for ``spec``: its entry, or for the run-time driver the
-    ``libcuda.so.1`` of each of ``driver_dirs``."""
+def manifest_entries(spec: Component, manifest: Manifest) -> list[tuple[str, Path]]:
+    """What a manifest names for ``spec``, each path with its key in the manifest: the
+    component's entry (``components.ptxas``), or for the run-time driver the
+    ``libcuda.so.1`` of each of ``driver_dirs`` (``driver_dirs[0]``)."""
     if spec.kind == "driver":
-        return [d / "libcuda.so.1" for d in manifest.driver_dirs]
+        return [
+            (f"driver_dirs[{i}]", d / DRIVER_SONAME) for i, d in enumerate(manifest.driver_dirs)
+        ]
     entry = manifest.components.get(spec.name)
-    return [entry.path] if entry is not None else []
+    return [(f"components.{spec.name}", entry.path)] if entry is not None else []
+
+
+def _recorded(manifest: Manifest | None, path: Path) -> str | None:
+    """The version ``manifest`` records for ``path``, if any."""
+    if manifest is None:
+        return None
+    return next((e.version for e in manifest.components.values() if e.path == path), None)
+
+
+class EntryVerdict(NamedTuple):
+    """One path a manifest names, judged: the component, its key in the manifest
+    (``components.ptxas``, ``driver_dirs[0]``), the path, the component's verdict and
+    the version (found, else the one the manifest records)."""
+
+    component: str
+    key: str
+    path: Path
+    verdict: Verdict
+    version: str | None
+
+
+def judge_entry(
+    spec: Component, key: str, path: Path, manifest: Manifest, host: Host, ctx: Context
+) -> EntryVerdict:
+    """``path``, which ``manifest`` names for ``spec`` under ``key``, judged by the
+    component's check as a manifest's entry: named, its recorded version given, its
+    facts believed unless ``host.verify``; ``ctx``: the target and the choices made."""
+    recorded = _recorded(manifest, path)
+    ctx = ctx._replace(named=True, manifest=True, recorded_version=recorded)
+    verdict = LOCATORS[spec.name].check(host, path, ctx)
+    return EntryVerdict(spec.name, key, path, verdict, verdict.version or recorded)
+
+
+def judge_manifest(manifest: Manifest, host: Host, arch: int | None = None) -> list[EntryVerdict]:
+    """Every path ``manifest`` names, judged as the cascade judges it (``judge_entry``)
+    for ``sm_<arch>``, in the catalog's order, with the entries judged usable before it
+    as the choices made (OpenMP is judged with the manifest's C++ compiler). What
+    ``check-manifest``, ``doctor`` and the flake's ``checks.manifest`` report. A driver
+    directory that holds no driver has no verdict: a manifest may serve machines with
+    and without one (a driver there that may not be used is rejected)."""
+    source = Source(SourceKind.MANIFEST, str(manifest.file))
+    chosen: dict[str, Choice] = {}
+    verdicts = []
+    for spec in COMPONENTS:
+        for key, path in manifest_entries(spec, manifest):
+            if spec.kind == "driver" and not _fs.lexists(path):
+                continue
+            judged = judge_entry(spec, key, path, manifest, host, Context(arch, chosen=chosen))
+            verdicts.append(judged)
+            if judged.verdict.problem is None and spec.name not in chosen:
+                chosen[spec.name] = Choice(spec.name, str(path), judged.version, source)
+    return verdicts
 
 
 def _exported_source(
@@ -91,7 +148,7 @@ def _exported_source(
 ) -> Source | None:
     """Where a variable's value came from when the shim or a wrapper exported it
     (see the module docstring); ``None`` when it is the user's own setting."""
-    if manifest is not None and path in _manifest_paths(spec, manifest):
+    if manifest is not None and path in (p for _key, p in manifest_entries(spec, manifest)):
         return Source(SourceKind.MANIFEST, str(manifest.file))
     recorded = exports.get(variable)
     if recorded is not None and recorded[0] == value:
@@ -107,6 +164,33 @@ def _setting_error(spec: Component, variable: str, value: str, problem: str) -> 
         f"{variable}={value!r}: {problem}; fix: {fix}, or unset {variable} to "
         "let triton-toolchain look for it"
     )
+
+
+def manifest_rejections(tc: Toolchain, host: Host) -> list[str]:
+    """What a manifest names that may not be used, as ``"<manifest>: components.ptxas:
+    <path> rejected: <why>"`` (``doctor``'s): ``judge_manifest``'s rejections of the
+    manifest ``host`` uses, then the values the environment exported as a manifest's
+    (``TRITON_TOOLCHAIN_EXPORTS``) that are no entry of it, which the cascade judged as
+    entries and ``tc`` holds. A manifest says what to use, so a rejected entry is a
+    wrong manifest even where discovery found something else."""
+    manifest = load_for(host)
+    lines: list[str] = []
+    named: set[tuple[str, str]] = set()
+    if manifest is not None:
+        file = str(manifest.file)
+        named = {(file, str(p)) for spec in COMPONENTS for _, p in manifest_entries(spec, manifest)}
+        lines = [
+            f"{file}: {v.key}: {v.path} rejected: {v.verdict.problem}"
+            for v in judge_manifest(manifest, host, tc.arch)
+            if v.verdict.problem
+        ]
+    lines += [
+        f"{r.source.detail}: components.{c.component}: {r.path} rejected: {r.reason}"
+        for c in tc
+        for r in c.rejected
+        if r.source.kind is SourceKind.MANIFEST and (r.source.detail, r.path) not in named
+    ]
+    return list(dict.fromkeys(lines))
 
 
 class _Cascade(NamedTuple):
@@ -125,11 +209,6 @@ class _Cascade(NamedTuple):
             self.spec.name, path=str(path), version=verdict.version, source=source
         )
         return self.locator.finish(self.host, self.ctx, choice)
-
-    def recorded(self, path: Path) -> str | None:
-        if self.manifest is None:
-            return None
-        return next((e.version for e in self.manifest.components.values() if e.path == path), None)
 
     def explicit(self, history: _History) -> Choice | None:
         """The variable's value: a choice, an error, or ``None`` to go on."""
@@ -155,7 +234,7 @@ class _Cascade(NamedTuple):
         ctx = self.ctx._replace(
             named=True,
             manifest=exported is not None and exported.kind is SourceKind.MANIFEST,
-            recorded_version=self.recorded(path),
+            recorded_version=_recorded(self.manifest, path),
         )
         verdict = self.locator.check(host, path, ctx)
         source = exported or Source(SourceKind.ENV, variable)
@@ -172,15 +251,14 @@ class _Cascade(NamedTuple):
         if self.manifest is None:
             return None
         source = Source(SourceKind.MANIFEST, str(self.manifest.file))
-        for path in _manifest_paths(self.spec, self.manifest):
+        for key, path in manifest_entries(self.spec, self.manifest):
             if str(path) in {r.path for r in history.rejected}:
                 continue
             history.searched.append(f"{source}: {path}")
-            ctx = self.ctx._replace(named=True, manifest=True, recorded_version=self.recorded(path))
-            verdict = self.locator.check(self.host, path, ctx)
-            if verdict.problem is None:
-                return self.found(history, path, verdict, source)
-            history.rejected.append(Rejection(str(path), verdict.problem, source))
+            judged = judge_entry(self.spec, key, path, self.manifest, self.host, self.ctx)
+            if judged.verdict.problem is None:
+                return self.found(history, path, judged.verdict, source)
+            history.rejected.append(Rejection(str(path), judged.verdict.problem, source))
         return None
 
     def search(self, history: _History, steps: tuple[Step, ...]) -> Choice:
