@@ -475,18 +475,31 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> dict[str, Any]:
     # (torch's part alone looks at no driver).
     _STATE.mapped = loaded_drivers()
     mapped = bool(_STATE.mapped) and scope != "torch"
-    plan = None if mapped else _record.lookup(key, environ)
-    if plan is None:
+    if mapped:
         from ._plan import resolve_plan
 
-        plan, facts = resolve_plan(arch, environ, scope=scope)
-        if not mapped:
-            from ._observe import store
-            from ._plan import without_history
-
-            store(key, facts, without_history(plan), environ)
+        plan = resolve_plan(arch, environ, scope=scope)[0]
+    else:
+        plan = _record.lookup(key, environ) or _resolve_and_store(key, arch, scope, environ)
     _STATE.memo = (inputs, plan)
     return plan
+
+
+def _resolve_and_store(
+    key: list[Any], arch: int | None, scope: Scope, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """Resolve and keep the record, one process at a time (``_observe.resolving_alone``):
+    a process that waited for another reads that one's record instead of resolving."""
+    from ._observe import resolving_alone, store
+
+    with resolving_alone(environ) as waited:
+        plan = _record.lookup(key, environ) if waited else None
+        if plan is None:
+            from ._plan import resolve_plan, without_history
+
+            plan, facts = resolve_plan(arch, environ, scope=scope)
+            store(key, facts, without_history(plan), environ)
+        return plan
 
 
 def loaded_by_shim() -> frozenset[str]:
