@@ -282,7 +282,7 @@ def test_doctor_piped_into_head_is_quiet(tmp_path: Path) -> None:
 
 
 def test_json_output_of_doctor_escapes_names_that_are_not_utf8(tmp_path: Path) -> None:
-    tool = os.fsencode(fake_ptxas(Path(os.fsdecode(os.fsencode(tmp_path) + b"/\xffbin")), "13.0"))
+    tool = os.fsencode(fake_ptxas(tmp_path / os.fsdecode(b"\xffbin"), "13.0"))
     env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=os.fsdecode(tool))
     done = cli("doctor", "--json", env=env)
     doc = json.loads(done.stdout)
