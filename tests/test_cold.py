@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -30,7 +31,6 @@ from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
 from triton_toolchain import _observe
 from triton_toolchain._catalog import TORCH_ONLY
-from triton_toolchain._discovery import _run
 from triton_toolchain._resolve import resolve_all
 
 # ---------------------------------------------------------------- torch's part deferred
@@ -242,10 +242,11 @@ def test_a_process_that_waited_says_so(tmp_path: Path) -> None:
     cache.mkdir(parents=True, mode=0o700)
     holder = _holder(cache)
     try:
-        killer = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill {holder.pid}"])
+        killer = threading.Timer(0.3, holder.kill)
+        killer.start()
         with _observe.resolving_alone({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) as waited:
             assert waited is True
-        killer.wait()
+        killer.join()
     finally:
         holder.kill()
         holder.wait()

@@ -537,7 +537,9 @@ SHAPES: dict[str, Callable[[dict], None]] = {
     "a-component-a-list": lambda r: r["toolchain"]["components"].update(ptxas=[]),
     "setting-of-an-unknown-component": lambda r: r["settings"][0].update(component="nope"),
     # `import triton` alone keeps no torch part (None): one is put in, of the wrong shape.
-    "torch-cpath-a-string": _set({"CXX": None, "CPATH": "/usr/include", "CUDA_HOME": None}, "torch"),
+    "torch-cpath-a-string": _set(
+        {"CXX": None, "CPATH": "/usr/include", "CUDA_HOME": None}, "torch"
+    ),
     "torch-a-string": _set("g++", "torch"),
     "result-a-list": None,
 }
