@@ -18,7 +18,11 @@ code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
 **The activation**, in order:
 
 1. resolve, or reuse the activation record of an earlier process whose every observed
-   fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver);
+   fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver).
+   ``import triton`` resolves without torch's part (the C++ compiler, OpenMP, the CUDA
+   home: ``_plan.LEFT_OUT``), which ``import torch`` adds, so a process that never
+   imports torch runs none of its tools; processes that miss at once resolve one at a
+   time, the others reading the first one's record (``_observe.resolving_alone``);
 2. load the chosen driver by its absolute path (``preload_driver``), so that every later
    ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime, Triton, CuPy or
    ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped already
