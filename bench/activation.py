@@ -9,6 +9,8 @@ shim's record):
 - ``manifest``: a manifest written by ``triton-toolchain lock`` (recorded versions);
 - ``discovery``: no manifest, the activation record and tools' answers of an earlier
   process in the user's cache (what every process after the first sees);
+- ``manifest-cold``: that manifest, and an empty cache every run (the first process in
+  a fresh container whose image holds a manifest: ``docs/image.md``);
 - ``miss``: no manifest and an empty cache every run (the first process on a machine).
 
 For each: the median time of ``import triton`` (and ``import torch`` when torch is
@@ -26,7 +28,9 @@ happen first, at the import, so that nobody loads another copy by bare name. The
 targets apply to the rest, the shim's own work.
 
 The targets (issue 11): 3 ms from a manifest, 5 ms from the warm cache, 3 ms for
-``import torch``, no process and no pyelftools on either. They were set on a run of
+``import torch``, no process and no pyelftools on either; (issue 23) 3 ms and no process
+from a manifest on an empty cache, 30 ms for a miss (processes allowed: the tools a
+decision needs). They were set on a run of
 this machine where ``import triton`` with the shim off took 122.5 ms; this shared VM's
 speed changes by 1.5 to 2 times from hour to hour (the same import has taken 122 to 300
 ms), so each target is scaled by this run's own ``import triton`` off median: the time
@@ -49,8 +53,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-TARGETS_MS = {"manifest": 3.0, "discovery": 5.0}
-TORCH_TARGET_MS = 3.0
+TARGETS_MS = {"manifest": 3.0, "manifest-cold": 3.0, "discovery": 5.0, "miss": 30.0}
+# torch's miss has no target: it resolves torch's part as well (the C++ compiler, an
+# OpenMP compile), which the issue's 30 ms for `import triton` leaves out.
+TORCH_TARGET_MS = {"manifest": 3.0, "manifest-cold": 3.0, "discovery": 3.0}
+# Cases that may start processes and import pyelftools (a miss asks the tools).
+MAY_RUN_TOOLS = frozenset({"miss"})
+# Cases whose home starts empty at every run.
+COLD = ("manifest-cold", "miss")
 ISSUE_OFF_MS = 122.5  # `import triton`, shim off, in the run the targets were set on
 PROBE = r"""
 import sys, json
@@ -138,7 +148,7 @@ def probe(module: str, env: dict[str, str]) -> dict[str, object]:
 
 
 def measure(
-    module: str, cases: dict[str, dict[str, str]], runs: int, miss_home: str
+    module: str, cases: dict[str, dict[str, str]], runs: int
 ) -> tuple[dict[str, list[float]], dict[str, list[tuple[float, float]]]]:
     """Interleaved runs: each case's import times, and the time spent in the shim (with
     the part of it spent loading the driver)."""
@@ -147,11 +157,11 @@ def measure(
     inside: dict[str, list[tuple[float, float]]] = {case: [] for case in cases if case != "off"}
     for round_ in range(runs + 1):
         for case, env in cases.items():
-            if case == "miss":
-                shutil.rmtree(miss_home, ignore_errors=True)
+            if case in COLD:
+                shutil.rmtree(env["HOME"], ignore_errors=True)
             ms = run_once(module, env)
-            if case == "miss":
-                shutil.rmtree(miss_home, ignore_errors=True)
+            if case in COLD:
+                shutil.rmtree(env["HOME"], ignore_errors=True)
             shim_ms = inside_once(module, env, preload) if case != "off" else (0.0, 0.0)
             if round_:  # the first round warms up
                 times[case].append(ms)
@@ -161,19 +171,19 @@ def measure(
 
 
 def report(
-    module: str, cases: dict[str, dict[str, str]], runs: int, miss_home: str, scale: float | None
+    module: str, cases: dict[str, dict[str, str]], runs: int, scale: float | None
 ) -> tuple[bool, float]:
     """Print one module's figures; whether every target was met, and the median of the
     import with the shim off. ``scale``: this machine's speed against the issue's run
     (``None``: from this module's own off median, for ``triton``)."""
-    times, inside = measure(module, cases, runs, miss_home)
+    times, inside = measure(module, cases, runs)
     off = statistics.median(times["off"])
     scale = off / ISSUE_OFF_MS if scale is None else scale
     met = True
     print(f"import {module}: {runs} interleaved runs each ({sys.version.split()[0]})")
     for case, values in times.items():
         median = statistics.median(values)
-        line = f"  {case:9} median {median:8.2f} ms"
+        line = f"  {case:13} median {median:8.2f} ms"
         if case != "off":
             # The driver load is shown apart: the process pays it anyway at its first
             # CUDA call; the shim only makes it happen first, by absolute path.
@@ -182,13 +192,17 @@ def report(
             line += f"  {median - off:+7.2f} ms vs off  in the shim {shim:6.2f} ms"
             line += f" ({100 * shim / off:.1f} % of off; {shim / scale:.2f} ms at the issue's)"
             line += f" (+ driver load {driver:.2f} ms)" if driver else ""
-        if case in TARGETS_MS:
+        targets = TARGETS_MS if module == "triton" else TORCH_TARGET_MS
+        if case in targets:
+            if case in COLD:
+                shutil.rmtree(cases[case]["HOME"], ignore_errors=True)
             seen = probe(module, cases[case])
             spawned, elftools = len(seen["spawned"]), seen["elftools"]  # type: ignore[arg-type]
             line += f"  processes {spawned}  pyelftools {elftools}"
-            limit = TARGETS_MS[case] if module == "triton" else TORCH_TARGET_MS
+            limit = targets[case]
             verdict = "met"
-            if shim > limit * scale or spawned or elftools:
+            tools_ran = (spawned or elftools) and case not in MAY_RUN_TOOLS
+            if shim > limit * scale or tools_ran:
                 met, verdict = False, "MISSED"
             line += f"  (target {limit:g} ms there, {limit * scale:.2f} ms here: {verdict})"
         print(line)
@@ -220,6 +234,7 @@ def make_cases(tmp: str, base: dict[str, str]) -> dict[str, dict[str, str]]:
     return {
         "off": {**base, "TRITON_TOOLCHAIN": "off", "HOME": f"{tmp}/off"},
         "manifest": {**base, "HOME": f"{tmp}/m", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
+        "manifest-cold": {**base, "HOME": f"{tmp}/mc", "TRITON_TOOLCHAIN_MANIFEST": str(manifest)},
         "discovery": {**base, "HOME": f"{tmp}/d"},
         "miss": {**base, "HOME": f"{tmp}/x"},
     }
@@ -232,11 +247,11 @@ def main() -> int:
     has_torch = importlib.util.find_spec("torch") is not None
     with tempfile.TemporaryDirectory() as tmp:
         cases = make_cases(tmp, user_environ())
-        met, off = report("triton", cases, args.runs, f"{tmp}/x", None)
+        met, off = report("triton", cases, args.runs, None)
         scale = off / ISSUE_OFF_MS
         print(f"this machine: import triton off {off:.1f} ms, {scale:.2f} x the issue's run")
         if has_torch:
-            met &= report("torch", cases, args.runs, f"{tmp}/x", scale)[0]
+            met &= report("torch", cases, args.runs, scale)[0]
     return 0 if met else 1
 
 

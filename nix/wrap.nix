@@ -5,6 +5,11 @@
   lib,
   manifestLib,
 }:
+let
+  # The shim's table (python/src/triton_toolchain/variables.json, generated from
+  # _catalog.wrapper_variables() and kept equal to it by tests/test_catalog.py).
+  shim = builtins.fromJSON (builtins.readFile ../python/src/triton_toolchain/variables.json);
+in
 rec {
   # Component → the variable the wrapper exports with the component's path: those
   # Triton reads, and torch's CXX (TorchInductor's C++ builds, cpp_extension) and
@@ -12,25 +17,13 @@ rec {
   # TRITON_LIBCUDA_PATH: the manifest's libcuda-link is a link stub, and the shim picks
   # the run-time driver itself. (openmp has none: torch reads no variable for omp.h;
   # the shim, not the wrapper, appends its directory to CPATH.)
-  tritonVariables = {
-    ptxas = "TRITON_PTXAS_PATH";
-    ptxas-blackwell = "TRITON_PTXAS_BLACKWELL_PATH";
-    cuobjdump = "TRITON_CUOBJDUMP_PATH";
-    nvdisasm = "TRITON_NVDISASM_PATH";
-    libdevice = "TRITON_LIBDEVICE_PATH";
-    cuda-headers = "TRITON_CUDART_PATH";
-    cuda-crt-headers = "TRITON_CUDACRT_PATH";
-    cc = "CC";
-    cxx = "CXX";
-    cuda-home = "CUDA_HOME";
-  };
+  tritonVariables = shim.exported;
 
   # Variables whose setting the user may have made under another name, which then
   # wins as well: torch takes CUDA_HOME, else CUDA_PATH (cpp_extension's
-  # _find_cuda_home), so CUDA_HOME is exported only where neither is set.
-  sameSettingAs = {
-    CUDA_HOME = [ "CUDA_PATH" ];
-  };
+  # _find_cuda_home), so CUDA_HOME is exported only where neither is set
+  # (_catalog's also_read).
+  sameSettingAs = shim.also_read;
 
   /**
     The environment a wrapper exports for a manifest written at `manifestFile`.

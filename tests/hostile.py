@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import require_tool
+from tool_fixtures import RELEASE_LINE
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "python" / "src"
@@ -227,7 +228,7 @@ class Plant:
         return path
 
     def ptxas(self, path: Path, release: str = "13.0", *, mode: int = 0o755) -> Path:
-        body = f'echo "Cuda compilation tools, release {release}, V{release}.88"\nexit 0\n'
+        body = f'echo "{RELEASE_LINE.format(release=release)}"\nexit 0\n'
         return self._script(path, body, mode)
 
     def compiler(self, path: Path, *, mode: int = 0o755) -> Path:

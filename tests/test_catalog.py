@@ -5,6 +5,7 @@ the installed Triton's own ``get_ptxas`` and knobs)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from tool_fixtures import REAL_CUDA
 from triton_layouts import nvidia_dir
+from triton_toolchain import _catalog
 from triton_toolchain._catalog import (
     ARCH_RELEASES,
     COMPONENT,
@@ -28,6 +30,7 @@ from triton_toolchain._catalog import (
     major_minor,
     parse_release,
     triple_machine,
+    wrapper_variables,
 )
 from triton_toolchain._discovery import LOCATORS
 from triton_toolchain._discovery._host import triton_version
@@ -84,6 +87,20 @@ def test_exported_variables_are_one_variable_each() -> None:
     exported = exported_variables()
     assert len(set(exported.values())) == len(exported)
     assert exported["cc"] == "CC" and exported["ptxas"] == "TRITON_PTXAS_PATH"
+
+
+def test_the_nix_wrappers_variables_json_is_generated_from_the_catalog() -> None:
+    """``variables.json``, which ``nix/wrap.nix`` reads (``tritonVariables``,
+    ``sameSettingAs``), is ``wrapper_variables()`` exactly. To regenerate it::
+
+        python -c 'import json; from triton_toolchain._catalog import wrapper_variables as w;
+        print(json.dumps(w(), indent=2))' > python/src/triton_toolchain/variables.json
+    """
+    path = Path(_catalog.__file__).with_name("variables.json")
+    assert path.read_text() == json.dumps(wrapper_variables(), indent=2) + "\n"
+    table = json.loads(path.read_text())
+    assert table["exported"] == exported_variables()
+    assert table["also_read"] == {"CUDA_HOME": ["CUDA_PATH"]}
 
 
 @pytest.mark.parametrize("machine", MACHINES)

@@ -15,8 +15,8 @@ Triton's knobs give); every write of the record is a whole file renamed over it,
 temporary file is left, and the file at the end reads back with the shim's own reader
 (``_record.decode``) holding the workers' plan, which is what a fresh resolution in the
 workers' environment gives; on the warm cache every worker reuses the record, none
-resolves or writes. The record written once by all the workers together (issue 23)
-is not yet what the shim does: each worker that misses resolves and writes the record.
+resolves or writes; on the empty cache one worker resolves and writes the record, the
+others wait for it and read it (``_observe.resolving_alone``).
 """
 
 from __future__ import annotations
@@ -179,11 +179,6 @@ def test_the_next_job_reuses_the_record(node: tuple[Path, Job, Job]) -> None:
     assert warm.record_writes(cache) == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 23: every worker that finds no record resolves and writes one; "
-    "nothing makes the others wait for the first",
-)
 def test_the_workers_write_the_record_once(node: tuple[Path, Job, Job]) -> None:
     cache, cold, _ = node
     workers = {r["pid"] for r in cold.reports}

@@ -42,7 +42,7 @@ from elf_fixtures import built, install_driver, kernel_module, write_ld_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from triton_toolchain import _manifest, _record
-from triton_toolchain._discovery import _answers, _driver, _elf, _headers, _ldcache
+from triton_toolchain._discovery import _answers, _bitcode, _driver, _elf, _headers, _ldcache
 from triton_toolchain._discovery._compiler import judge_v
 from triton_toolchain._discovery._host import Host, triton_version
 from triton_toolchain._discovery._search import Verdict
@@ -534,9 +534,9 @@ def bitcode() -> list[bytes]:
     assert spec is not None and spec.origin, "Triton is installed by the nox session"
     path = Path(spec.origin).parent / "backends/nvidia/lib/libdevice.10.bc"
     data = path.read_bytes()
-    assert _headers.bitcode_problem(data) is None
+    assert _bitcode.bitcode_problem(data) is None
     head = data[:2048]
-    wrapper = _headers.WRAPPER_MAGIC + struct.pack("<IIII", 0, 20, len(head), 7) + head
+    wrapper = _bitcode.WRAPPER_MAGIC + struct.pack("<IIII", 0, 20, len(head), 7) + head
     return [head, data[-2048:], wrapper, data[:64]]
 
 
@@ -545,11 +545,11 @@ def bitcode() -> list[bytes]:
 def test_bitcode_headers(bitcode: list[bytes], data: st.DataObject) -> None:
     blob = data.draw(
         mutated(bitcode)
-        | st.binary(max_size=200).map(lambda b: _headers.BITCODE_MAGIC + b)
-        | st.binary(max_size=200).map(lambda b: _headers.WRAPPER_MAGIC + b)
+        | st.binary(max_size=200).map(lambda b: _bitcode.BITCODE_MAGIC + b)
+        | st.binary(max_size=200).map(lambda b: _bitcode.WRAPPER_MAGIC + b)
     )
     with bounded(len(blob)):
-        problem = _headers.bitcode_problem(blob)
+        problem = _bitcode.bitcode_problem(blob)
     assert problem is None or isinstance(problem, str)
 
 

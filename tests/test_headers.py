@@ -19,9 +19,9 @@ from tool_fixtures import (
     python_include,
     write_os_release,
 )
+from triton_toolchain._discovery._bitcode import bitcode_problem
 from triton_toolchain._discovery._headers import (
     LOCATORS,
-    bitcode_problem,
     check_cuda_headers,
     check_libdevice,
     check_python_headers,

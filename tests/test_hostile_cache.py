@@ -36,22 +36,14 @@ from hostile import (
     write_as,
     write_into_as,
 )
+from tool_fixtures import RELEASE_LINE, fake_ptxas, write_script
 from triton_layouts import Layout, run_scenario, scenario_env
 from triton_toolchain._discovery._answers import ANSWERS_FILE
 from triton_toolchain._observe import encode
 from triton_toolchain._record import RECORD_FILE, RECORD_HEADER, decode
 
 REAL = "13.0"
-LIE = "99.9"
-
-
-def _ptxas(path: Path, release: str) -> Path:
-    """A ptxas answering ``release``; the same size whatever the release (so that only
-    the contents change, as ``cp -p`` of a look-alike would)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\necho "Cuda compilation tools, release {release}, V{release}.88"\n')
-    path.chmod(0o755)
-    return path
+LIE = "99.9"  # as long as REAL: a fake ptxas of either has the same size (cp -p of a look-alike)
 
 
 def _version(done_stdout: str) -> str | None:
@@ -158,7 +150,7 @@ LIES: dict[str, Callable[[Path, str], Path]] = {
 def test_answers_others_could_write_are_never_believed_nor_written(
     tmp_path: Path, case: str
 ) -> None:
-    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    tool = fake_ptxas(tmp_path / "safe", REAL)
     xdg = LIES[case](tmp_path, _lying_answers(tmp_path, tool))
     before = {p: p.read_bytes() for p in xdg.rglob("*") if p.is_file()}
     env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg), TRITON_PTXAS_PATH=str(tool))
@@ -177,7 +169,7 @@ def test_another_users_lies_in_a_shared_cache_are_not_believed_by_a_user(
 ) -> None:
     """Two real users: 4343 plants a cache in a shared XDG_CACHE_HOME; 4242 runs doctor."""
     reachable(tmp_path)
-    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    tool = fake_ptxas(tmp_path / "safe", REAL)
     lie = _lying_answers(tmp_path, tool)
     xdg = shared_dir(tmp_path / "xdg", sticky=True)
     planted = mkdir_as(THIRD_UID, xdg / "triton-toolchain", mode=0o755)
@@ -224,10 +216,10 @@ CHANGES: dict[str, Callable[[Path, Path], None]] = {
 def test_a_remembered_answer_does_not_outlive_a_change_of_the_file(
     tmp_path: Path, case: str
 ) -> None:
-    tool = _ptxas(tmp_path / "safe" / "ptxas", LIE)
+    tool = fake_ptxas(tmp_path / "safe", LIE)
     env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
     assert _doctor(env) == LIE
-    look_alike = _ptxas(tmp_path / "other" / "ptxas", REAL)
+    look_alike = fake_ptxas(tmp_path / "other", REAL)
     os.utime(look_alike, ns=(tool.stat().st_atime_ns, tool.stat().st_mtime_ns))
     assert look_alike.stat().st_size == tool.stat().st_size
     CHANGES[case](tool, look_alike)
@@ -317,7 +309,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 
 @pytest.mark.parametrize("case", sorted(DAMAGE))
 def test_a_damaged_answers_file_only_means_asking_again(tmp_path: Path, case: str) -> None:
-    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    tool = fake_ptxas(tmp_path / "safe", REAL)
     cache = tmp_path / "xdg" / "triton-toolchain"
     cache.mkdir(parents=True, mode=0o700)
     DAMAGE[case](cache / ANSWERS_FILE)
@@ -443,7 +435,7 @@ def test_a_record_file_others_can_write_is_not_believed(
 
 def test_an_answers_file_others_can_write_is_not_believed(tmp_path: Path) -> None:
     """The tools' answers, the same: ours, 0666, another user wrote ptxas 99.9 into it."""
-    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    tool = fake_ptxas(tmp_path / "safe", REAL)
     lie = _lying_answers(tmp_path, tool)
     xdg = tmp_path / "xdg"
     env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg), TRITON_PTXAS_PATH=str(tool))
@@ -544,7 +536,11 @@ SHAPES: dict[str, Callable[[dict], None]] = {
     "driver-an-integer": _set(7, "driver"),
     "a-component-a-list": lambda r: r["toolchain"]["components"].update(ptxas=[]),
     "setting-of-an-unknown-component": lambda r: r["settings"][0].update(component="nope"),
-    "torch-cpath-a-string": _set("/usr/include", "torch", "CPATH"),
+    # `import triton` alone keeps no torch part (None): one is put in, of the wrong shape.
+    "torch-cpath-a-string": _set(
+        {"CXX": None, "CPATH": "/usr/include", "CUDA_HOME": None}, "torch"
+    ),
+    "torch-a-string": _set("g++", "torch"),
     "result-a-list": None,
 }
 
@@ -618,15 +614,10 @@ def test_a_ptxas_whose_child_keeps_its_output_open_is_taken_at_its_answer(
     tmp_path: Path,
 ) -> None:
     """The stated timeout (10 s) is not waited for: the answer came and the tool exited."""
-    tool = tmp_path / "safe" / "ptxas"
-    tool.parent.mkdir()
-    tool.write_text(
-        "#!/bin/sh\n"
-        f'echo "Cuda compilation tools, release {REAL}, V{REAL}.88"\n'
-        "sleep 30 &\n"
-        "exit 0\n"
+    tool = write_script(
+        tmp_path / "safe" / "ptxas",
+        f'echo "{RELEASE_LINE.format(release=REAL)}"\nsleep 30 &\nexit 0\n',
     )
-    tool.chmod(0o755)
     env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
     done = cli("doctor", "--json", env=env)
     assert _version(done.stdout) == REAL
@@ -662,7 +653,7 @@ def test_no_cache_directory_is_made_where_others_could_change_it(
 ) -> None:
     """An ``XDG_CACHE_HOME`` everyone can write (0777) gets nothing; a sticky one (1777,
     like /tmp) gets a private directory of ours, which others cannot replace."""
-    tool = _ptxas(tmp_path / "safe" / "ptxas", REAL)
+    tool = fake_ptxas(tmp_path / "safe", REAL)
     xdg = shared_dir(tmp_path / "xdg", sticky=sticky)
     env = clean_env(tmp_path / "home", XDG_CACHE_HOME=str(xdg / "sub"), TRITON_PTXAS_PATH=str(tool))
     assert _doctor(env) == REAL

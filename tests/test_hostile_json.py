@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from hostile import clean_env, cli, run
+from tool_fixtures import fake_ptxas
 from triton_layouts import Layout, run_scenario, scenario_env
 
 DEEP = 100_000
@@ -20,11 +21,7 @@ DIGITS = "9" * 5000
 
 
 def _tool(tmp: Path) -> str:
-    path = tmp / "safe" / "ptxas"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
-    path.chmod(0o755)
-    return str(path)
+    return str(fake_ptxas(tmp / "safe", "13.0"))
 
 
 def _with_ptxas(value: str) -> str:
@@ -230,11 +227,7 @@ def test_a_component_path_that_is_not_utf8_is_refused_by_lock(tmp_path: Path) ->
     directory = os.fsencode(
         tmp_path / "bin\xff".encode("latin-1").decode("utf-8", "surrogateescape")
     )
-    os.makedirs(directory)
-    tool = directory + b"/ptxas"
-    with open(tool, "w") as f:
-        f.write('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
-    os.chmod(tool, 0o755)  # noqa: S103  a tool, as installed
+    tool = os.fsencode(fake_ptxas(Path(os.fsdecode(directory)), "13.0"))
     env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=os.fsdecode(tool))
     out = tmp_path / "m.json"
     done = cli("lock", "-o", str(out), env=env)
@@ -289,11 +282,7 @@ def test_doctor_piped_into_head_is_quiet(tmp_path: Path) -> None:
 
 
 def test_json_output_of_doctor_escapes_names_that_are_not_utf8(tmp_path: Path) -> None:
-    tool = os.fsencode(tmp_path) + b"/\xffbin/ptxas"
-    os.makedirs(os.path.dirname(tool))
-    with open(tool, "w") as f:
-        f.write('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
-    os.chmod(tool, 0o755)  # noqa: S103  a tool, as installed
+    tool = os.fsencode(fake_ptxas(tmp_path / os.fsdecode(b"\xffbin"), "13.0"))
     env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=os.fsdecode(tool))
     done = cli("doctor", "--json", env=env)
     doc = json.loads(done.stdout)

@@ -26,6 +26,7 @@ from hostile import (
     run,
     shared_dir,
 )
+from tool_fixtures import fake_ptxas
 from triton_layouts import Namespace
 from triton_toolchain._manifest import SCHEMA
 
@@ -33,17 +34,10 @@ WRITERS = 32
 READERS = 32
 
 
-def _ptxas(path: Path, release: str = "13.0") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\necho "Cuda compilation tools, release {release}, V{release}.88"\n')
-    path.chmod(0o755)
-    return path
-
-
 def _writer_env(tmp: Path, name: str) -> dict[str, str]:
     """A user whose resolution differs from every other writer's (its own ptxas, given
     by a strict manifest: quick to resolve), so each writer's output is recognisable."""
-    tool = _ptxas(tmp / "writers" / name / "ptxas")
+    tool = fake_ptxas(tmp / "writers" / name, "13.0")
     manifest = tmp / "writers" / name / "in.json"
     manifest.write_text(
         json.dumps({"schema": 1, "strict": True, "components": {"ptxas": {"path": str(tool)}}})

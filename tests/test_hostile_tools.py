@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from hostile import clean_env, cli_with_timeout, run
+from tool_fixtures import RELEASE_LINE
 from triton_toolchain._discovery import _answers, _run
 
 T = 1.0  # the timeout the in-process cases use
@@ -33,7 +34,8 @@ def _tool(tmp: Path, body: str, name: str = "ptxas") -> Path:
     return path
 
 
-BANNER = 'echo "Cuda compilation tools, release 13.0, V13.0.88"\n'
+LINE = RELEASE_LINE.format(release="13.0")
+BANNER = f'echo "{LINE}"\n'
 
 
 def _collect(tool: Path, timeout: float = T, limit: int | None = None):  # type: ignore[no-untyped-def]
@@ -55,7 +57,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_endless_output_is_cut_at_the_bound_at_once(tmp_path: Path) -> None:
-    tool = _tool(tmp_path, "exec yes 'Cuda compilation tools, release 13.0'\n")
+    tool = _tool(tmp_path, f"exec yes '{LINE}'\n")
     status, output, problem, seconds = _collect(tool, timeout=30)
     assert status is None and problem == f"printed more than {_run.OUTPUT_LIMIT} bytes"
     assert len(output) == _run.OUTPUT_LIMIT
@@ -178,7 +180,7 @@ print(json.dumps({"rc": done.returncode, "peak_kib": peak, "err": done.stderr.de
 
 
 def test_doctor_with_a_ptxas_that_prints_endlessly_stays_small_and_quick(tmp_path: Path) -> None:
-    tool = _tool(tmp_path, "exec yes 'Cuda compilation tools'\n")
+    tool = _tool(tmp_path, f"exec yes '{LINE}'\n")
     env = clean_env(tmp_path / "home", TRITON_PTXAS_PATH=str(tool))
     done = run(
         [sys.executable, "-c", MEMORY, sys.executable, "-m", "triton_toolchain", "doctor"], env

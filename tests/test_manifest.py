@@ -8,15 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+from tool_fixtures import fake_ptxas
 from triton_toolchain import Host, ManifestError, SettingError
 from triton_toolchain._manifest import find, load, search_locations, to_json
-
-
-def _tool(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
-    path.chmod(0o755)
-    return path
 
 
 def _write(path: Path, doc: object) -> Path:
@@ -31,7 +25,7 @@ def tree(tmp_path: Path) -> dict[str, Path]:
     (inc / "cuda.h").write_text("#define CUDA_VERSION 12080\n")
     bc = tmp_path / "libdevice.10.bc"
     bc.write_bytes(b"BC\xc0\xde" + b"\0" * 16)
-    return {"ptxas": _tool(tmp_path / "bin" / "ptxas"), "include": inc, "libdevice": bc}
+    return {"ptxas": fake_ptxas(tmp_path / "bin", "12.8"), "include": inc, "libdevice": bc}
 
 
 def test_valid_manifest_loads_every_field(tmp_path: Path, tree: dict[str, Path]) -> None:

@@ -88,6 +88,7 @@ def test_build_twine_and_check_wheel_contents_accept_the_distributions(
         metadata = wheel.read(f"{info}/METADATA").decode()
         assert wheel.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
     assert {"triton_toolchain.pth", "triton_toolchain/py.typed"} <= names
+    assert "triton_toolchain/variables.json" in names  # nix/wrap.nix's table
     assert f"\nVersion: {version}\n" in metadata
     assert "\nLicense-Expression: MIT\n" in metadata
     assert "Project-URL: Homepage, https://" in metadata

@@ -21,16 +21,13 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import install_driver
-from tool_fixtures import REAL_GCC, wrapper, write_script
+from tool_fixtures import REAL_GCC, RELEASE_LINE, wrapper, write_script
 from triton_layouts import SRC
 from triton_toolchain import _record
 from triton_toolchain._observe import store
 from triton_toolchain._plan import resolve_plan, without_history
 
-NVCC = (
-    '[ "$1" = --version ] || exit 1\n'
-    'echo "Cuda compilation tools, release {release}, V{release}.1"\n'
-)
+NVCC = f'[ "$1" = --version ] || exit 1\necho "{RELEASE_LINE}"\n'
 
 
 def _toolkit(root: Path, release: str) -> Path:

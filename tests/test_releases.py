@@ -28,6 +28,7 @@ from typing import Any
 
 import driver_standin
 import pytest
+from tool_fixtures import fake_ptxas
 from triton_layouts import SRC, Layout, nvidia_dir, run_scenario, scenario_env, triton_version
 from triton_toolchain._catalog import TRITON_RELEASES, triton_release
 
@@ -168,21 +169,14 @@ print(json.dumps(report))
 """
 
 
-def _fake_ptxas(path: Path, release: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\necho "Cuda compilation tools, release {release}, V{release}.1"\n')
-    path.chmod(0o755)
-    return path
-
-
 def test_the_catalog_row_is_what_the_installed_release_does(tmp_path: Path) -> None:
     """The row of ``TRITON_RELEASES`` for the installed Triton, against its code: the
     knobs, how it finds ptxas, from which target it runs ptxas-blackwell and the
     variable that names it (given distinct programs through each release's variables)."""
     row = triton_release(triton_version())
     assert row is not None and row in TRITON_RELEASES
-    plain = _fake_ptxas(tmp_path / "plain" / "ptxas", "12.8")
-    blackwell = _fake_ptxas(tmp_path / "blackwell" / "ptxas", "12.8")
+    plain = fake_ptxas(tmp_path / "plain", "12.8")
+    blackwell = fake_ptxas(tmp_path / "blackwell", "12.8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON")}
     env.update(TRITON_TOOLCHAIN="off", PYTHONPATH=str(SRC), TRITON_PTXAS_PATH=str(plain))
     if row.blackwell_variable:

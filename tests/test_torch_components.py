@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tool_fixtures import REAL_GCC, fake_host, locate, write_script
+from tool_fixtures import REAL_GCC, RELEASE_LINE, fake_host, locate, write_script
 from triton_toolchain._discovery._cudahome import LOCATORS as CUDA_HOME
 from triton_toolchain._discovery._openmp import LOCATORS as OPENMP
 from triton_toolchain._discovery._search import Context
@@ -19,9 +19,9 @@ from triton_toolchain._model import Choice, Source, SourceKind
 from triton_toolchain._resolve import resolve_all
 
 REAL_GXX = Path(os.path.realpath("/usr/bin/g++"))
-NVCC = """echo "$0 $*" >> "{log}"
+NVCC = f"""echo "$0 $*" >> "{{log}}"
 [ "$1" = --version ] || exit 1
-echo "Cuda compilation tools, release {release}, V{release}.88"
+echo "{RELEASE_LINE}"
 """
 
 

@@ -14,11 +14,15 @@ from triton_toolchain._discovery._host import Host
 from triton_toolchain._discovery._search import Context, Locator, search
 from triton_toolchain._model import Choice
 
-BANNER = """{name}: NVIDIA (R) Ptx optimizing assembler
-Copyright (c) 2005-2025 NVIDIA Corporation
-Built on Fri_Feb_21_20:23:50_PST_2025
-Cuda compilation tools, release {release}, V{release}.93
-Build cuda_{release}.r{release}/compiler.35583870_0"""
+# The line of every CUDA tool's ``--version`` that says its release (ptxas, nvcc...).
+RELEASE_LINE = "Cuda compilation tools, release {release}, V{release}.93"
+BANNER = (
+    "{name}: NVIDIA (R) Ptx optimizing assembler\n"
+    "Copyright (c) 2005-2025 NVIDIA Corporation\n"
+    "Built on Fri_Feb_21_20:23:50_PST_2025\n"
+    f"{RELEASE_LINE}\n"
+    "Build cuda_{release}.r{release}/compiler.35583870_0"
+)
 
 REAL_GCC = Path("/usr/bin/gcc")
 REAL_CUDA = Path("/usr/local/cuda-13.0")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import driver_standin
+from tool_fixtures import fake_ptxas
 from triton_toolchain._catalog import COMPONENT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,17 +81,7 @@ def recording_tool(path: Path, real: Path, log: Path) -> Path:
 
 def old_ptxas(path: Path, log: Path, release: str = "11.8") -> Path:
     """A ptxas that says it is CUDA ``release`` and fails if asked to assemble."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        "#!/bin/sh\n"
-        f'printf "%s\\n" "$0 $*" >> "{log}"\n'
-        'if [ "$1" = "--version" ]; then\n'
-        f'  echo "Cuda compilation tools, release {release}, V{release}.89"; exit 0\n'
-        "fi\n"
-        'echo "ptxas fatal: this test ptxas assembles nothing" >&2; exit 1\n'
-    )
-    path.chmod(0o755)
-    return path
+    return fake_ptxas(path.parent, release, name=path.name, log=log)
 
 
 @dataclass

@@ -19,7 +19,11 @@ code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
 **The activation**, in order:
 
 1. resolve, or reuse the activation record of an earlier process whose every observed
-   fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver);
+   fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver).
+   ``import triton`` resolves without torch's part (the C++ compiler, OpenMP, the CUDA
+   home: ``_plan.LEFT_OUT``), which ``import torch`` adds, so a process that never
+   imports torch runs none of its tools; processes that miss at once resolve one at a
+   time, the others reading the first one's record (``_observe.resolving_alone``);
 2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
    every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
    Triton, CuPy or ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped
@@ -353,18 +357,36 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
     # (torch's part alone looks at no driver).
     _STATE.mapped = loaded_drivers()
     mapped = bool(_STATE.mapped) and scope != "torch"
-    # The record checks a plan's shape (``_record.PLAN``) before it returns one.
-    plan = None if mapped else cast("Plan | None", _record.lookup(key, environ))
-    if plan is None:
-        # A miss: the resolver and the record's writing side load now, never on a hit.
-        from ._observe import store  # noqa: PLC0415  a miss only
-        from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
+    if mapped:
+        # Another driver is in the process: this resolution is its own, never kept.
+        from ._plan import resolve_plan  # noqa: PLC0415  a miss only
 
-        plan, facts = resolve_plan(arch, environ, scope=scope)
-        if not mapped:
-            store(key, facts, without_history(plan), environ)
+        plan = resolve_plan(arch, environ, scope=scope)[0]
+    else:
+        # The record checks a plan's shape (``_record.PLAN``) before it returns one.
+        plan = cast("Plan | None", _record.lookup(key, environ))
+        if plan is None:
+            plan = _resolve_and_store(key, arch, scope, environ)
     _STATE.memo = (inputs, plan)
     return plan
+
+
+def _resolve_and_store(
+    key: list[Any], arch: int | None, scope: Scope, environ: Mapping[str, str]
+) -> Plan:
+    """Resolve and keep the record, one process at a time (``_observe.resolving_alone``):
+    a process that waited for another reads that one's record instead of resolving."""
+    # A miss: the resolver and the record's writing side load now, never on a hit.
+    from ._observe import resolving_alone, store  # noqa: PLC0415  a miss only
+
+    with resolving_alone(environ) as waited:
+        plan = cast("Plan | None", _record.lookup(key, environ)) if waited else None
+        if plan is None:
+            from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
+
+            plan, facts = resolve_plan(arch, environ, scope=scope)
+            store(key, facts, without_history(plan), environ)
+        return plan
 
 
 def _load_driver(plan: Plan) -> None:

@@ -2,13 +2,14 @@
 one per Triton release, and the CUDA releases able to assemble each GPU architecture.
 
 Every other module reads these tables; none repeats them (``tests/test_catalog.py``
-checks every row, and the Nix side against ``exported_variables()``).
+checks every row, and ``variables.json``, the Nix wrapper's copy of the variables,
+against ``wrapper_variables()``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
@@ -369,6 +370,21 @@ def exported_variables() -> dict[str, str]:
     the component's path as its value, e.g. ``{"ptxas": "TRITON_PTXAS_PATH", ...,
     "cc": "CC"}``. (``TRITON_LIBCUDA_PATH`` names a directory and is exported apart.)"""
     return {c.name: c.variable for c in COMPONENTS if c.exported and c.variable}
+
+
+def wrapper_variables() -> dict[str, dict[str, Any]]:
+    """What the Nix wrapper exports, as ``variables.json`` beside this module holds it
+    for ``nix/wrap.nix`` (generated from here, kept equal by ``tests/test_catalog.py``):
+    ``exported``, ``exported_variables()``; ``also_read``, each exported variable ->
+    the other names of the same setting, which keep the wrapper from exporting it
+    (``{"CUDA_HOME": ["CUDA_PATH"]}``)."""
+    exported = exported_variables()
+    also_read = {
+        exported[c.name]: list(c.also_read)
+        for c in COMPONENTS
+        if c.name in exported and c.also_read
+    }
+    return {"exported": exported, "also_read": also_read}
 
 
 # --------------------------------------------------------------- machine architectures

@@ -8,14 +8,19 @@ is reported by ``observed_env`` (every environment variable read); inside
 with its facts: the newest first, at most ``_record.MAX_RECORDS``, in a directory this
 user alone can write, written to a temporary file and renamed over, so a reader sees
 the old file or the new one, never a torn one. Nothing here raises for a file it cannot
-write: the record is then simply not kept.
+write: the record is then simply not kept. Processes that miss at once resolve one at a
+time (``resolving_alone``): the first resolves and writes, the others then read its
+record, as N workers of one job on a fresh node do.
 """
 
 from __future__ import annotations
 
 import contextvars
+import fcntl
 import marshal
 import os
+import stat
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -25,6 +30,7 @@ from ._record import (
     MARSHAL_VERSION,
     MAX_RECORDS,
     OPS,
+    OTHERS_WRITE,
     RECORD_FILE,
     RECORD_HEADER,
     _plain,
@@ -176,3 +182,62 @@ def store(
     ]
     data = RECORD_HEADER + marshal.dumps([entry, *kept][:MAX_RECORDS], MARSHAL_VERSION)
     return write_private(cache_dir(environ), RECORD_FILE, data)
+
+
+LOCK_FILE = "activation.lock"
+# Longer than a resolution whose tools answer (each tool has _run.TIMEOUT_S = 10 s, most
+# answer in milliseconds and are asked at once); a holder that takes longer hangs.
+LOCK_WAIT_S = 30.0
+LOCK_POLL_S = 0.002
+
+
+@contextmanager
+def resolving_alone(environ: Mapping[str, str]) -> Iterator[bool]:
+    """Hold the user's record lock (``LOCK_FILE`` in the private cache directory, an
+    ``flock`` the kernel drops when its holder exits, however) while resolving and
+    storing; yields whether another process held it first, which then has stored its
+    record: look it up again before resolving. Without a private cache directory, on a
+    lock file that is not this user's own regular file, or after ``LOCK_WAIT_S`` seconds
+    of waiting, yields ``False`` without the lock: waiting is a saving, never a
+    condition, and nobody's lock makes a process fail or wait without end."""
+    fd = _lock_file(make_private_dir(cache_dir(environ)))
+    waited = False
+    try:
+        if fd is not None:
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    waited = True
+                    if time.monotonic() > deadline:
+                        os.close(fd)
+                        fd, waited = None, False
+                        break
+                    time.sleep(LOCK_POLL_S)
+                except OSError:
+                    os.close(fd)
+                    fd, waited = None, False
+                    break
+        yield waited
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
+def _lock_file(directory: str | None) -> int | None:
+    """An open descriptor of ``directory``'s lock file (created 0600 where missing),
+    or ``None`` when it is not a regular file of this user that nobody else can write."""
+    if directory is None:
+        return None
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(os.path.join(directory, LOCK_FILE), flags, 0o600)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & OTHERS_WRITE:
+        return fd
+    os.close(fd)
+    return None

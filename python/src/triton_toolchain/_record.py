@@ -441,13 +441,21 @@ def _load(data: bytes | memoryview) -> Any:
 
 # The shapes of decoded values, as data: a type or a tuple of types; ``[shape]`` a list
 # of at most ``MAX_ITEMS`` of that shape; ``{key: shape}`` a dictionary of exactly those
-# keys; ``Each(shape)`` a dictionary of at most ``MAX_ITEMS`` string keys to that shape.
+# keys; ``Each(shape)`` a dictionary of at most ``MAX_ITEMS`` string keys to that shape;
+# ``Maybe(shape)`` that shape or ``None``.
 MAX_ITEMS = 1 << 12
 _TEXT_OR_NONE = (str, type(None))
 
 
 class Each:
     """A dictionary of string keys to values of one shape."""
+
+    def __init__(self, shape: Any) -> None:
+        self.shape = shape
+
+
+class Maybe:
+    """A value of one shape, or ``None``."""
 
     def __init__(self, shape: Any) -> None:
         self.shape = shape
@@ -485,7 +493,8 @@ PLAN = {
     "settings": [_SETTING],
     "driver": _TEXT_OR_NONE,
     "link": _TEXT_OR_NONE,
-    "torch": {"CXX": _TEXT_OR_NONE, "CPATH": [str], "CUDA_HOME": _TEXT_OR_NONE},
+    # None: resolved without torch's part (``_plan.LEFT_OUT``), added when torch is imported.
+    "torch": Maybe({"CXX": _TEXT_OR_NONE, "CPATH": [str], "CUDA_HOME": _TEXT_OR_NONE}),
 }
 
 
@@ -522,6 +531,8 @@ def fits(value: Any, shape: Any) -> bool:  # noqa: PLR0912  the leaves in place
             and len(value) <= MAX_ITEMS
             and all(type(k) is str and fits(v, shape.shape) for k, v in value.items())
         )
+    if kind is Maybe:
+        return value is None or fits(value, shape.shape)
     if kind is tuple:
         return type(value) in shape
     return type(value) is shape

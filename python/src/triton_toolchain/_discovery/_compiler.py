@@ -69,7 +69,6 @@ MACHINE_OPTIONS: dict[str, str] = {"-m64": "x86_64", "-m32": "i686", "-mx32": "x
 
 _TARGET = re.compile(r"^Target: (\S+)", re.MULTILINE)
 _VERSION = re.compile(r"\b(?:gcc|clang) version (\d+(?:\.\d+)*)")
-_NUMBER = re.compile(r"\d+")
 
 
 def conda_compilers(language: Language) -> Step:

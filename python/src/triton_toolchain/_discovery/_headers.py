@@ -26,15 +26,12 @@ pip wheels (``nvidia/cu13/include``, ``nvidia/cuda_runtime/include`` for ``cuda.
 for ``cuda.h`` last, the directory NVIDIA's ``cuda-X.Y.pc`` / ``cudart-X.Y.pc`` name.
 Checks: ``cuda.h`` defines ``CUDA_VERSION`` (``13000`` -> version ``"13.0"``; a recorded
 version is taken as is); ``crt/host_config.h`` exists; libdevice is a complete LLVM
-bitcode file (raw ``BC\\xc0\\xde`` or wrapped ``\\xde\\xc0\\x17\\x0b``, whose top-level
-blocks include a module and all end inside the file), so a directory, a truncated copy
-or another file is rejected.
+bitcode file (``_bitcode``), so a directory, a truncated copy or another file is rejected.
 """
 
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +39,7 @@ from .._catalog import COMPONENT
 from .._model import Choice
 from . import _fs
 from ._answers import recall, remember
+from ._bitcode import bitcode_problem
 from ._host import Host
 from ._layouts import layout_steps
 from ._pkgconfig import cuda_pc, python_pc
@@ -222,78 +220,7 @@ def check_crt_headers(host: Host, path: Path, ctx: Context) -> Verdict:
 
 # ---------------------------------------------------------------- libdevice
 
-LIBDEVICE = "libdevice.10.bc"
 LIBDEVICE_LIMIT = 64 << 20  # libdevice.10.bc is about 0.5 MB
-BITCODE_MAGIC = b"BC\xc0\xde"
-WRAPPER_MAGIC = b"\xde\xc0\x17\x0b"
-MODULE_BLOCK_ID = 8  # LLVM's MODULE_BLOCK_ID
-_ENTER_SUBBLOCK = 1
-
-
-class _Bits:
-    """LLVM's bitstream: little-endian, least significant bit first."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-        self.end = len(data) * 8
-
-    def read(self, width: int) -> int:
-        start, self.pos = self.pos, self.pos + width
-        if self.pos > self.end:
-            raise EOFError
-        chunk = self.data[start // 8 : (self.pos + 7) // 8]
-        return (int.from_bytes(chunk, "little") >> (start % 8)) & ((1 << width) - 1)
-
-    def vbr(self, width: int) -> int:
-        value, shift, high = 0, 0, 1 << (width - 1)
-        while True:
-            piece = self.read(width)
-            value |= (piece & (high - 1)) << shift
-            shift += width - 1
-            if not piece & high:
-                return value
-
-
-def bitcode_problem(data: bytes) -> str | None:
-    """Why ``data`` is not a complete LLVM bitcode file, or ``None``.
-
-    Walks the top-level blocks (abbreviation width 2): each must be a sub-block that
-    ends inside the file, and one must be the module. Trailing zero padding is allowed.
-    """
-    if data[:4] == WRAPPER_MAGIC:
-        if len(data) < 20:
-            return "truncated bitcode wrapper header"
-        offset, size = struct.unpack_from("<II", data, 8)
-        if offset + size > len(data):
-            return (
-                f"truncated: the wrapper announces {offset + size} bytes, the file has {len(data)}"
-            )
-        data = data[offset : offset + size]
-    if data[:4] != BITCODE_MAGIC:
-        return "not LLVM bitcode (wrong magic bytes)"
-    bits = _Bits(data)
-    bits.pos = 32
-    blocks: list[int] = []
-    try:
-        while bits.end - bits.pos >= 32:
-            if bits.read(2) != _ENTER_SUBBLOCK:
-                break
-            blocks.append(bits.vbr(8))
-            bits.vbr(4)
-            bits.pos = (bits.pos + 31) // 32 * 32
-            length = bits.read(32) * 32
-            if bits.pos + length > bits.end:
-                return (
-                    f"truncated: a bitcode block runs past the end of the file ({len(data)} bytes)"
-                )
-            bits.pos += length
-    except EOFError:
-        return f"truncated: the bitcode ends inside a block header ({len(data)} bytes)"
-    if MODULE_BLOCK_ID not in blocks:
-        return "LLVM bitcode without a module"
-    return None
-
 
 _BITCODE_CHECKED = ("(complete LLVM bitcode, v1)",)
 

@@ -35,7 +35,6 @@ NEW_MAGIC = b"glibc-ld.so.cache1.1"
 # glibc sysdeps/generic/ldconfig.h
 FLAG_TYPE_MASK = 0x00FF
 FLAG_REQUIRED_MASK = 0xFF00
-FLAG_ELF_LIBC6 = 0x0003
 TYPE_NAMES: dict[int, str] = {0x0000: "libc4", 0x0001: "ELF", 0x0002: "libc5", 0x0003: "libc6"}
 ARCH_NAMES: dict[int, str] = {
     0x0000: "",  # the machine's default ABI: i386 on x86, 32-bit ARM soft-float...

@@ -1,0 +1,273 @@
+"""The cold start (issue 23): what the import path defers or does at once cannot change
+the answer.
+
+- ``import triton`` resolves without torch's part (``_catalog.TORCH_ONLY``): every other
+  component is chosen exactly as a whole resolution chooses it, on a fake machine and
+  on this one; torch's part is resolved when torch is imported, and a C++ compiler that
+  changes between two processes is seen by the second although its ``import triton``
+  reused the record.
+- Independent tools are asked at once (``_run.ask_each``): their runs overlap, a rejected
+  first candidate is still rejected and the next one chosen; a signal ends every tool's
+  process group.
+- Processes that miss at once resolve one at a time (``_observe.resolving_alone``); a
+  planted lock file is neither followed nor believed, and a holder that never lets go
+  costs the wait's bound, not a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hostile import clean_env, run
+from test_resolve import host_of, machine
+from tool_fixtures import fake_ptxas, write_script
+from triton_toolchain import _observe
+from triton_toolchain._catalog import TORCH_ONLY
+from triton_toolchain._resolve import resolve_all
+
+# ---------------------------------------------------------------- torch's part deferred
+
+
+def _same_but_torch(arch: int | None, **host: object) -> None:
+    whole = resolve_all(arch, **host)  # type: ignore[arg-type]
+    partial = resolve_all(arch, leave_out=TORCH_ONLY, **host)  # type: ignore[arg-type]
+    assert set(partial.choices) == set(whole.choices) - TORCH_ONLY
+    for name, choice in partial.choices.items():
+        assert choice == whole.choices[name], name
+    assert partial.notes == whole.notes
+
+
+def test_leaving_torchs_part_out_changes_no_other_choice_on_a_fake_machine(
+    tmp_path: Path,
+) -> None:
+    paths = machine(tmp_path)
+    _same_but_torch(90, host=host_of(tmp_path, paths))
+
+
+def test_leaving_torchs_part_out_changes_no_other_choice_on_this_machine() -> None:
+    _same_but_torch(None)
+    _same_but_torch(90)
+
+
+PROGRAM = """
+import json, os, sys
+import triton
+after_triton = "triton_toolchain._resolve" in sys.modules
+import torch
+from triton_toolchain import _activate
+print(json.dumps({
+    "resolved_at_triton": after_triton,
+    "resolved": "triton_toolchain._resolve" in sys.modules,
+    "CXX": os.environ.get("CXX"),
+    "cxx": _activate.current().plan["torch"]["CXX"],
+}))
+"""
+
+
+@pytest.mark.torch
+def test_a_compiler_changed_between_processes_is_seen_though_import_triton_reused_the_record(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory in (first, second):
+        write_script(directory / "g++", 'exec /usr/bin/g++ "$@"\n')
+    path = f"{first}:{second}:/usr/bin:/bin"
+    env = clean_env(tmp_path / "home", PATH=path)
+    env.pop("CXX", None)
+
+    def one() -> dict[str, object]:
+        done = run([sys.executable, "-c", PROGRAM], env).clean()
+        assert done.returncode == 0, done.output
+        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+    cold = one()
+    assert cold["resolved_at_triton"] and cold["CXX"] == cold["cxx"] == str(first / "g++")
+    warm = one()  # nothing changed: both parts from the record
+    assert not warm["resolved"] and warm["CXX"] == str(first / "g++")
+    (first / "g++").unlink()
+    changed = one()  # `import triton`: a hit (it looks at no C++ compiler); torch: not
+    assert not changed["resolved_at_triton"], changed
+    assert changed["resolved"] and changed["CXX"] == changed["cxx"] == str(second / "g++")
+
+
+# ---------------------------------------------------------------- tools asked at once
+
+
+def _slow(tool: Path, log: Path, seconds: float = 0.4) -> None:
+    """Make ``tool`` log when each run starts and ends, ``seconds`` apart."""
+    real = tool.with_name(f"{tool.name}.real")
+    tool.rename(real)
+    write_script(
+        tool,
+        f'echo "start $(/bin/date +%s.%N) $0 $*" >> {log}\n/bin/sleep {seconds}\n'
+        f'"{real}" "$@"; status=$?\necho "end $(/bin/date +%s.%N) $0 $*" >> {log}\n'
+        "exit $status\n",
+    )
+
+
+def _runs(log: Path) -> list[tuple[float, float, str]]:
+    """(start, end, command) of each run in ``log``."""
+    lines = [line.split(" ", 2) for line in log.read_text().splitlines()]
+    starts = {cmd: float(t) for kind, t, cmd in lines if kind == "start"}
+    return sorted((starts[cmd], float(t), cmd) for kind, t, cmd in lines if kind == "end")
+
+
+def test_independent_tools_run_at_once_and_a_rejected_first_candidate_is_still_rejected(
+    tmp_path: Path,
+) -> None:
+    paths = machine(tmp_path, ptxas="11.4")  # Triton's bundled ptxas: too old for sm_90
+    newer = fake_ptxas(tmp_path / "usr/local/cuda/bin", "12.8")
+    nv = paths["triton"] / "backends/nvidia/bin"
+    log = tmp_path / "times.log"
+    for tool in (nv / "ptxas", nv / "ptxas-blackwell", paths["bin"] / "gcc", newer):
+        _slow(tool, log)
+    tc = resolve_all(90, host=host_of(tmp_path, paths))
+    runs = _runs(log)
+    asked = {cmd.split()[0] for _, _, cmd in runs}
+    assert {str(nv / "ptxas"), str(nv / "ptxas-blackwell"), str(paths["bin"] / "gcc")} <= asked
+    # The bundled ptxas, ptxas-blackwell and gcc were asked together: their runs overlap.
+    first_three = [r for r in runs if not r[2].startswith(str(newer))][:3]
+    assert max(start for start, _, _ in first_three) < min(end for _, end, _ in first_three)
+    # Asked ahead, judged in order: the bundled ptxas still rejected, the next one taken.
+    assert tc["ptxas"].path == str(newer)
+    assert "release 11.4 cannot assemble sm_90a" in tc["ptxas"].rejected[0].reason
+    assert tc["ptxas-blackwell"].version == "12.9"
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def test_a_sigterm_while_tools_are_asked_at_once_ends_every_tools_group(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    tools = [
+        write_script(tmp_path / name, f"echo $$ >> {pids}\nsleep 300 &\necho $! >> {pids}\nwait\n")
+        for name in ("ptxas", "g++", "nvdisasm")
+    ]
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom triton_toolchain._discovery import _run\n"
+        "qs = [_run.Question(Path(p), ('--version',)) for p in sys.argv[1:]]\n"
+        "_run.ask_each(qs, None)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *map(str, tools)],
+        env=clean_env(tmp_path / "home"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(pids.read_text().split() if pids.exists() else []) < 2 * len(tools):
+            assert time.monotonic() < deadline and proc.poll() is None, "the tools never ran"
+            time.sleep(0.05)
+        started = [int(p) for p in pids.read_text().split()]
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    # SIGKILL is sent to every group before the process ends; dying takes the kernel a
+    # moment on a loaded machine.
+    deadline = time.monotonic() + 2
+    while (survivors := [p for p in started if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == [], survivors
+    assert took < 2, took
+    assert proc.returncode == -signal.SIGTERM, (proc.returncode, out + err)
+    assert b"Traceback" not in err, err
+
+
+# ---------------------------------------------------------------- one resolver at a time
+
+
+def _holder(cache: Path) -> subprocess.Popen[str]:
+    """A process holding ``cache``'s record lock until it is killed."""
+    code = (
+        "import fcntl, os, sys, time\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(300)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(cache / _observe.LOCK_FILE)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_holder_that_never_lets_go_costs_the_bound_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "xdg/triton-toolchain"
+    cache.mkdir(parents=True, mode=0o700)
+    environ = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    holder = _holder(cache)
+    try:
+        monkeypatch.setattr(_observe, "LOCK_WAIT_S", 0.3)
+        start = time.monotonic()
+        with _observe.resolving_alone(environ) as waited:
+            took = time.monotonic() - start
+        assert waited is False  # given up: resolve alone, as without a lock
+        assert 0.3 <= took < 2, took
+    finally:
+        holder.kill()
+        holder.wait()
+    with _observe.resolving_alone(environ) as waited:  # let go (killed): taken at once
+        assert waited is False
+
+
+def test_a_process_that_waited_says_so(tmp_path: Path) -> None:
+    cache = tmp_path / "xdg/triton-toolchain"
+    cache.mkdir(parents=True, mode=0o700)
+    holder = _holder(cache)
+    try:
+        killer = threading.Timer(0.3, holder.kill)
+        killer.start()
+        with _observe.resolving_alone({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) as waited:
+            assert waited is True
+        killer.join()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo", "others-write"])
+def test_a_planted_lock_file_is_neither_followed_nor_believed(tmp_path: Path, planted: str) -> None:
+    cache = tmp_path / "xdg/triton-toolchain"
+    cache.mkdir(parents=True, mode=0o700)
+    lock = cache / _observe.LOCK_FILE
+    victim = tmp_path / "someone-elses-file"
+    victim.write_text("theirs\n")
+    if planted == "link":
+        lock.symlink_to(victim)
+    elif planted == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.write_text("")
+        lock.chmod(0o666)
+    start = time.monotonic()
+    with _observe.resolving_alone({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) as waited:
+        assert waited is False
+    assert time.monotonic() - start < 1
+    assert victim.read_text() == "theirs\n"
