@@ -364,9 +364,8 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
         plan = resolve_plan(arch, environ, scope=scope)[0]
     else:
         # The record checks a plan's shape (``_record.PLAN``) before it returns one.
-        plan = cast("Plan | None", _record.lookup(key, environ))
-        if plan is None:
-            plan = _resolve_and_store(key, arch, scope, environ)
+        kept = cast("Plan | None", _record.lookup(key, environ))
+        plan = kept if kept is not None else _resolve_and_store(key, arch, scope, environ)
     _STATE.memo = (inputs, plan)
     return plan
 
@@ -450,14 +449,36 @@ def _apply_triton(plan: Plan) -> Activation:
     return _activation(mode, plan, report)
 
 
+def with_torch(plan: Plan, part: Plan) -> Plan:
+    """``plan`` (scope ``"triton"``) completed with ``part`` (scope ``"torch"``): its
+    ``"torch"``, its settings and components that ``plan`` lacks. What ``plan`` already
+    handed to Triton stays as it was. Plain data, here: a hit loads none of ``_plan``."""
+    have = {s["component"] for s in plan["settings"]}
+    components = plan["toolchain"]["components"]
+    return {
+        **plan,
+        "toolchain": {
+            **plan["toolchain"],
+            "components": {
+                **components,
+                **{n: c for n, c in part["toolchain"]["components"].items() if n not in components},
+            },
+        },
+        "history": plan["history"] and part["history"],
+        "settings": [
+            *plan["settings"],
+            *(s for s in part["settings"] if s["component"] not in have),
+        ],
+        "torch": part["torch"],
+    }
+
+
 def _complete_for_torch() -> tuple[str, ...]:
     """A plan made without torch's part (``import triton`` first) completed with it, now
     that torch is imported; what is worth a warning in that part."""
     plan = _STATE.plan
     if plan is None or plan["torch"] is not None:
         return ()
-    from ._plan import with_torch  # noqa: PLC0415  torch imported after Triton only
-
     _STATE.plan = with_torch(plan, resolved_plan(plan["toolchain"].get("arch"), "torch"))
     added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))
     last = _STATE.last

@@ -143,7 +143,7 @@ def _torch_part(tc: Toolchain) -> TorchPart:
 
 # What a plan holds (``resolve_plan``): every component, what `import triton` needs (all
 # but ``TORCH_ONLY``: no C++ compiler, OpenMP or CUDA home asked for), torch's part alone
-# (what ``with_torch`` adds when torch is imported after Triton).
+# (what ``_activate.with_torch`` adds when torch is imported after Triton).
 Scope = Literal["all", "triton", "torch"]
 LEFT_OUT: dict[str, frozenset[str]] = {
     "all": frozenset(),
@@ -161,30 +161,6 @@ def resolve_plan(
     with recording() as facts:
         plan = plan_of(resolve_all(arch, host=Host.current(environ), leave_out=leave_out))
     return plan, facts
-
-
-def with_torch(plan: Plan, part: Plan) -> Plan:
-    """``plan`` (scope ``"triton"``) completed with ``part`` (scope ``"torch"``): its
-    ``"torch"``, its settings and components that ``plan`` lacks. What ``plan`` already
-    handed to Triton stays as it was."""
-    have = {s["component"] for s in plan["settings"]}
-    components = plan["toolchain"]["components"]
-    return {
-        **plan,
-        "toolchain": {
-            **plan["toolchain"],
-            "components": {
-                **components,
-                **{n: c for n, c in part["toolchain"]["components"].items() if n not in components},
-            },
-        },
-        "history": plan["history"] and part["history"],
-        "settings": [
-            *plan["settings"],
-            *(s for s in part["settings"] if s["component"] not in have),
-        ],
-        "torch": part["torch"],
-    }
 
 
 def full_toolchain(plan: Plan) -> Toolchain:
