@@ -154,7 +154,7 @@ def triton(session: nox.Session, triton: str) -> None:
     if triton in FIT_TRITONS:
         _fetch_ptxas(session)
         extra += FIT_TESTS
-    session.run("pytest", "-ra", *RELEASE_TESTS, *extra, *session.posargs)
+    session.run("pytest", "-ra", *RELEASE_TESTS, *extra, "-m", "not torch", *session.posargs)
 
 
 # torch releases beside the latest (``tests``): those that pin Triton 3.4 and 3.5

@@ -274,3 +274,12 @@ def cli_with_timeout(timeout_s: float, *args: str) -> list[str]:
         "sys.exit(main(sys.argv[1:]))\n"
     )
     return [sys.executable, "-c", code, *args]
+
+
+def null_byte_words() -> str:
+    """This Python's words for a path with a NUL (3.13 changed them)."""
+    try:
+        os.stat("a\0b")
+    except ValueError as e:
+        return str(e)
+    raise AssertionError("a path with a NUL was accepted")

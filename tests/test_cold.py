@@ -29,7 +29,7 @@ import pytest
 from hostile import clean_env, run
 from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
-from triton_toolchain import _observe
+from triton_toolchain import _observe, _record
 from triton_toolchain._catalog import TORCH_ONLY
 from triton_toolchain._resolve import resolve_all
 
@@ -250,6 +250,35 @@ def test_a_process_that_waited_says_so(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+RACE = """
+import json, os, sys
+from triton_toolchain import _activate, _record
+environ = _activate.user_environ()
+key = _record.identity(None, "triton")
+plan = _activate._resolve_and_store(key, None, "triton", environ)
+print(json.dumps({"resolved": "triton_toolchain._resolve" in sys.modules,
+                  "plan": plan == _record.lookup(key, environ)}))
+"""
+
+
+def test_a_record_stored_between_a_miss_and_the_lock_is_read_not_made_again(
+    tmp_path: Path,
+) -> None:
+    """A process that missed, then took the lock at once because the first one had just
+    stored the record and let go, reads that record: it does not resolve again."""
+    env = clean_env(tmp_path / "home")
+    done = run([sys.executable, "-c", "import triton"], env).clean()
+    assert done.returncode == 0, done.output
+    record = tmp_path / "home/.cache/triton-toolchain" / _record.RECORD_FILE
+    before = record.stat()
+    # As the `import triton` of a process whose own lookup came before that store.
+    done = run([sys.executable, "-c", RACE], env).clean()
+    assert done.returncode == 0, done.output
+    assert json.loads(done.stdout.splitlines()[-1]) == {"resolved": False, "plan": True}
+    after = record.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 @pytest.mark.parametrize("planted", ["link", "fifo", "others-write"])

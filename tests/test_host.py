@@ -69,9 +69,10 @@ def test_packages_are_given_or_looked_up_when_first_asked(tmp_path: Path) -> Non
     with recording() as facts:
         torch_dir = looked_up.torch_dir
         again = looked_up.torch_dir
+    # The import system's answer, whether this session has torch (`tests`) or not.
     spec = importlib.util.find_spec("torch")
-    assert spec is not None and spec.submodule_search_locations
-    assert torch_dir == again == Path(next(iter(spec.submodule_search_locations)))
+    found = spec.submodule_search_locations if spec is not None else None
+    assert torch_dir == again == (Path(next(iter(found))) if found else None)
     assert list(facts.values) == [("package", "torch")]
 
 

@@ -373,13 +373,14 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
 def _resolve_and_store(
     key: list[Any], arch: int | None, scope: Scope, environ: Mapping[str, str]
 ) -> Plan:
-    """Resolve and keep the record, one process at a time (``_observe.resolving_alone``):
-    a process that waited for another reads that one's record instead of resolving."""
+    """Resolve and keep the record, one process at a time (``_observe.resolving_alone``).
+    The record is looked up again once the lock is held: another process may have stored
+    it since this one missed, whether this one had to wait for it or came just after."""
     # A miss: the resolver and the record's writing side load now, never on a hit.
     from ._observe import resolving_alone, store  # noqa: PLC0415  a miss only
 
-    with resolving_alone(environ) as waited:
-        plan = cast("Plan | None", _record.lookup(key, environ)) if waited else None
+    with resolving_alone(environ):
+        plan = cast("Plan | None", _record.lookup(key, environ))
         if plan is None:
             from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 

@@ -195,8 +195,9 @@ LOCK_POLL_S = 0.002
 def resolving_alone(environ: Mapping[str, str]) -> Iterator[bool]:
     """Hold the user's record lock (``LOCK_FILE`` in the private cache directory, an
     ``flock`` the kernel drops when its holder exits, however) while resolving and
-    storing; yields whether another process held it first, which then has stored its
-    record: look it up again before resolving. Without a private cache directory, on a
+    storing; yields whether another process held it first. Look the record up again
+    once inside, waited or not: another process may have stored it and let go between
+    this one's miss and its lock. Without a private cache directory, on a
     lock file that is not this user's own regular file, or after ``LOCK_WAIT_S`` seconds
     of waiting, yields ``False`` without the lock: waiting is a saving, never a
     condition, and nobody's lock makes a process fail or wait without end."""
