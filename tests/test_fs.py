@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostile import null_byte_words
+from hostile import NULL_BYTE
 from triton_toolchain._discovery import _fs
 from triton_toolchain._observe import Facts, recording
 
@@ -79,7 +79,7 @@ def test_read_regular_never_blocks_on_or_reads_a_special_file(
 
 
 def test_read_regular_of_a_name_the_kernel_refuses(tmp_path: Path) -> None:
-    with pytest.raises(_fs.ReadProblem, match=rf"^cannot be read: {null_byte_words()}$"):
+    with pytest.raises(_fs.ReadProblem, match=rf"^cannot be read: {NULL_BYTE}$"):
         _fs.read_regular(f"{tmp_path}/a\0b", 10)
     with pytest.raises(_fs.ReadProblem, match=r"^cannot be read: Not a directory$"):
         (tmp_path / "f").write_text("")
