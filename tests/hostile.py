@@ -279,3 +279,12 @@ def cli_with_timeout(timeout_s: float, *args: str) -> list[str]:
 # Python's words for a path with a NUL: "embedded null byte" before 3.13, then
 # "<call>: embedded null character in path" (the call: open, stat, lstat).
 NULL_BYTE = r"(?:\w+: )?embedded null (?:byte|character in path)"
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import clean_env, run
+from hostile import alive, clean_env, run
 from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
 from triton_toolchain import _observe, _record
@@ -143,15 +143,6 @@ def test_independent_tools_run_at_once_and_a_rejected_first_candidate_is_still_r
     assert tc["ptxas-blackwell"].version == "12.9"
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
 def test_a_sigterm_while_tools_are_asked_at_once_ends_every_tools_group(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     tools = [
@@ -187,7 +178,7 @@ def test_a_sigterm_while_tools_are_asked_at_once_ends_every_tools_group(tmp_path
     # SIGKILL is sent to every group before the process ends; dying takes the kernel a
     # moment on a loaded machine.
     deadline = time.monotonic() + 2
-    while (survivors := [p for p in started if _alive(p)]) and time.monotonic() < deadline:
+    while (survivors := [p for p in started if alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.02)
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import clean_env, cli_with_timeout, run
+from hostile import alive, clean_env, cli_with_timeout, run
 from tool_fixtures import RELEASE_LINE
 from triton_toolchain._discovery import _answers, _run
 
@@ -42,15 +42,6 @@ def _collect(tool: Path, timeout: float = T, limit: int | None = None):  # type:
     start = time.monotonic()
     result = _run.collect([str(tool), "--version"], None, timeout=timeout, limit=limit)
     return (*result, time.monotonic() - start)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/stat").read_text().split()[2]
-    return status != "Z"
 
 
 # ----------------------------------------------------------- bounds, in this process
@@ -101,7 +92,7 @@ def test_the_whole_process_group_is_killed(tmp_path: Path) -> None:
     _, _, problem, _ = _collect(tool)
     assert problem is not None
     time.sleep(0.1)
-    assert not _alive(int(pids.read_text()))
+    assert not alive(int(pids.read_text()))
 
 
 @pytest.mark.parametrize(
@@ -265,15 +256,6 @@ def test_a_hanging_ptxas_costs_one_timeout_per_process_not_two(tmp_path: Path, c
 # ------------------------------------------------------------------ signals
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie waiting for its parent does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
 @pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_while_doctor_waits_on_a_hanging_compiler_ends_its_whole_group(
     tmp_path: Path, signo: signal.Signals
@@ -299,7 +281,7 @@ def test_a_signal_while_doctor_waits_on_a_hanging_compiler_ends_its_whole_group(
             assert time.monotonic() < deadline and doctor.poll() is None, "CXX -v never ran"
             time.sleep(0.05)
         started = [int(p) for p in pids.read_text().split()]
-        assert all(_alive(p) for p in started)
+        assert all(alive(p) for p in started)
         sent = time.monotonic()
         doctor.send_signal(signo)
         out, err = doctor.communicate(timeout=10)
@@ -307,7 +289,7 @@ def test_a_signal_while_doctor_waits_on_a_hanging_compiler_ends_its_whole_group(
     finally:
         if doctor.poll() is None:
             os.killpg(doctor.pid, signal.SIGKILL)
-    survivors = [p for p in started if _alive(p)]
+    survivors = [p for p in started if alive(p)]
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert survivors == [], f"still running after {signo.name}: {survivors}"
