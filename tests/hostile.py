@@ -288,3 +288,45 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+@dataclass
+class Signalled:
+    """A program signalled while its tools ran: its status and output, the tools' pids
+    (each wrote ``$$`` and its child's ``$!``), and how long it took to end."""
+
+    returncode: int
+    out: bytes
+    err: bytes
+    started: list[int]
+    took: float
+
+
+def signalled_while_tools_run(
+    argv: list[str], env: dict[str, str], pids: Path, count: int, signo: int
+) -> Signalled:
+    """Start ``argv`` in a session of its own, wait until its tools have written
+    ``count`` pids to ``pids`` (every one alive), send it ``signo`` and wait for its end;
+    it is killed with its group if it outlives the wait."""
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(pids.read_text().split() if pids.exists() else []) < count:
+            assert time.monotonic() < deadline and proc.poll() is None, "the tools never ran"
+            time.sleep(0.05)
+        started = [int(p) for p in pids.read_text().split()]
+        assert all(alive(p) for p in started)
+        sent = time.monotonic()
+        proc.send_signal(signo)
+        out, err = proc.communicate(timeout=10)
+        return Signalled(proc.returncode, out, err, started, time.monotonic() - sent)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

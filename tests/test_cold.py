@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import alive, clean_env, run
+from hostile import alive, clean_env, run, signalled_while_tools_run
 from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
 from triton_toolchain import _observe, _record
@@ -154,27 +154,10 @@ def test_a_sigterm_while_tools_are_asked_at_once_ends_every_tools_group(tmp_path
         "qs = [_run.Question(Path(p), ('--version',)) for p in sys.argv[1:]]\n"
         "_run.ask_each(qs, None)\n"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, *map(str, tools)],
-        env=clean_env(tmp_path / "home"),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while len(pids.read_text().split() if pids.exists() else []) < 2 * len(tools):
-            assert time.monotonic() < deadline and proc.poll() is None, "the tools never ran"
-            time.sleep(0.05)
-        started = [int(p) for p in pids.read_text().split()]
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    argv = [sys.executable, "-c", code, *map(str, tools)]
+    env = clean_env(tmp_path / "home")
+    done = signalled_while_tools_run(argv, env, pids, 2 * len(tools), signal.SIGTERM)
+    started = done.started
     # SIGKILL is sent to every group before the process ends; dying takes the kernel a
     # moment on a loaded machine.
     deadline = time.monotonic() + 2
@@ -183,9 +166,9 @@ def test_a_sigterm_while_tools_are_asked_at_once_ends_every_tools_group(tmp_path
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert survivors == [], survivors
-    assert took < 2, took
-    assert proc.returncode == -signal.SIGTERM, (proc.returncode, out + err)
-    assert b"Traceback" not in err, err
+    assert done.took < 2, done.took
+    assert done.returncode == -signal.SIGTERM, (done.returncode, done.out + done.err)
+    assert b"Traceback" not in done.err, done.err
 
 
 # ---------------------------------------------------------------- one resolver at a time

@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from hostile import alive, clean_env, cli_with_timeout, run
+from hostile import alive, clean_env, cli_with_timeout, run, signalled_while_tools_run
 from tool_fixtures import RELEASE_LINE
 from triton_toolchain._discovery import _answers, _run
 
@@ -267,39 +266,20 @@ def test_a_signal_while_doctor_waits_on_a_hanging_compiler_ends_its_whole_group(
     pids = tmp_path / "pids"
     cxx = _tool(tmp_path, f"echo $$ >> {pids}\nsleep 300 &\necho $! >> {pids}\nwait\n", "g++")
     env = clean_env(tmp_path / "home", CXX=str(cxx))
-    doctor = subprocess.Popen(
-        [sys.executable, "-m", "triton_toolchain", "doctor"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while len(pids.read_text().split() if pids.exists() else []) < 2:
-            assert time.monotonic() < deadline and doctor.poll() is None, "CXX -v never ran"
-            time.sleep(0.05)
-        started = [int(p) for p in pids.read_text().split()]
-        assert all(alive(p) for p in started)
-        sent = time.monotonic()
-        doctor.send_signal(signo)
-        out, err = doctor.communicate(timeout=10)
-        took = time.monotonic() - sent
-    finally:
-        if doctor.poll() is None:
-            os.killpg(doctor.pid, signal.SIGKILL)
+    argv = [sys.executable, "-m", "triton_toolchain", "doctor"]
+    done = signalled_while_tools_run(argv, env, pids, 2, signo)
+    started = done.started
     survivors = [p for p in started if alive(p)]
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert survivors == [], f"still running after {signo.name}: {survivors}"
-    assert took < 2, took
-    output = (out + err).decode()
+    assert done.took < 2, done.took
+    output = (done.out + done.err).decode()
     assert "Traceback" not in output, output
     if signo == signal.SIGTERM:
-        assert doctor.returncode == -signal.SIGTERM, (doctor.returncode, output)
+        assert done.returncode == -signal.SIGTERM, (done.returncode, output)
     else:
-        assert doctor.returncode == 128 + signal.SIGINT, (doctor.returncode, output)
+        assert done.returncode == 128 + signal.SIGINT, (done.returncode, output)
 
 
 def test_a_programs_own_sigterm_handler_still_runs_after_the_tool_is_ended(
