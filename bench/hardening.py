@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 
+from activation import user_environ
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from resolve import TRITON, driver_stand_in, median_ms, once
 
@@ -73,7 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    env = user_environ()  # byte code written, as users' interpreters write it
     with tempfile.TemporaryDirectory() as tmp:
         env["LD_LIBRARY_PATH"] = driver_stand_in(tmp)
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from activation import user_environ
+
 TRITON = r"""
 import json, os, sys, time
 import triton
@@ -137,7 +139,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    env = user_environ()  # byte code written, as users' interpreters write it
     env["TRITON_TOOLCHAIN"] = "off"
     with tempfile.TemporaryDirectory() as tmp:
         # Everyone finds the same driver stand-in through LD_LIBRARY_PATH, as in a container

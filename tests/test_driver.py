@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -60,7 +59,7 @@ def resolve_driver(
         doc["components"] = {"libcuda-link": {"path": str(manifest_link)}} if manifest_link else {}
         manifest_file(host).write_text(json.dumps(doc))
         environ["TRITON_TOOLCHAIN_MANIFEST"] = str(manifest_file(host))
-    tc = resolve_all(host=dataclasses.replace(host, environ=environ))
+    tc = resolve_all(host=host.replace(environ=environ))
     errors = [c.error for c in (tc["libcuda"], tc["libcuda-link"]) if c.error]
     if errors:
         raise SettingError("; ".join(errors))
@@ -569,7 +568,7 @@ def test_a_fake_roots_mapped_driver_comes_first_but_the_shims_own(tmp_path: Path
         lib.resolve(),
         "discovered:loaded-in-process",
     )
-    shims = dataclasses.replace(host, loaded_by_shim=frozenset({str(lib.resolve())}))
+    shims = host.replace(loaded_by_shim=frozenset({str(lib.resolve())}))
     assert list(loaded_in_process(shims, Context())) == []
     assert Path(resolve_all(host=shims)["libcuda"].path or "").parent == other.parent
 

@@ -3,7 +3,6 @@ machine built from real files; errors name the setting; the environment export."
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -265,9 +264,7 @@ def test_judge_manifest_is_the_cascades_verdict_on_every_entry(tmp_path: Path) -
         },
     )
     # Every fact checked (check-manifest's and doctor's host): an ELF32 driver is no fit.
-    host = dataclasses.replace(
-        host_of(tmp_path, paths, TRITON_TOOLCHAIN_MANIFEST=str(file)), verify=True
-    )
+    host = host_of(tmp_path, paths, TRITON_TOOLCHAIN_MANIFEST=str(file)).replace(verify=True)
     verdicts = judge_manifest(load(file), host, 90)
     seen = {(v.key, str(v.path)): v.verdict.problem for v in verdicts}
     assert set(seen) == {

@@ -4,7 +4,6 @@ real omp.h, and compilers that cannot build with it), and what ``run``/``env`` e
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -78,7 +77,7 @@ def test_cuda_home_wins_over_cuda_path_as_in_torch(tmp_path: Path) -> None:
     second = toolkit(tmp_path / "b", log=tmp_path / "log")
     host = fake_host(tmp_path, {"CUDA_HOME": str(first), "CUDA_PATH": str(second)})
     assert resolve_all(host=host)["cuda-home"].path == str(first)
-    only_path = dataclasses.replace(host, environ={"CUDA_PATH": str(second)})
+    only_path = host.replace(environ={"CUDA_PATH": str(second)})
     cuda = resolve_all(host=only_path)["cuda-home"]
     assert (cuda.path, str(cuda.source)) == (str(second), "env:CUDA_PATH")
 

@@ -632,15 +632,15 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
 
 
 # A module's ``__version__ = '3.9.0'`` or ``__version__: str = "3.9.0"``.
-_VERSION_ASSIGNED = re.compile(r"""^__version__\s*(?::[^=\n]*)?=\s*['"]([^'"\n]+)['"]""", re.M)
-_MAJOR_MINOR = re.compile(r"(\d{1,9})\.(\d{1,9})(?!\d)")
+_VERSION_ASSIGNED = r"""(?m)^__version__\s*(?::[^=\n]*)?=\s*['"]([^'"\n]+)['"]"""
+_MAJOR_MINOR = r"(\d{1,9})\.(\d{1,9})(?!\d)"
 
 
 def assigned_version(source: str) -> str | None:
     """The version a module's source assigns to ``__version__`` (``"3.9.0"`` of
     ``__version__ = '3.9.0'`` or of ``__version__: str = "3.9.0"``), or ``None``: how
     Triton's and torch's versions are read from their files, without importing them."""
-    found = _VERSION_ASSIGNED.search(source)
+    found = re.search(_VERSION_ASSIGNED, source)
     return found.group(1) if found else None
 
 
@@ -649,7 +649,7 @@ def major_minor(version: str) -> tuple[int, int] | None:
     ``None`` for one that does not start with two numbers. The one reading of Triton's
     version: of its files (``_discovery._host.triton_version``) and of the imported
     module (``_triton._guards``)."""
-    found = _MAJOR_MINOR.match(version)
+    found = re.match(_MAJOR_MINOR, version)
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 

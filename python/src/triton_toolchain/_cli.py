@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
-import dataclasses
 import json
 import os
 import platform
@@ -160,7 +159,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if arch is not None:
             tc = resolve_all(arch, host=host)
             note = f"target sm_{arch}: the GPU's, as its driver reports it"
-            tc = dataclasses.replace(tc, notes=(note, *tc.notes))
+            tc = tc.replace(notes=(note, *tc.notes))
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(

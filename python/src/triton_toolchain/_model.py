@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ._catalog import COMPONENT, COMPONENT_NAMES
@@ -146,22 +145,56 @@ class Choice(NamedTuple):
 _UNKNOWN = Source(SourceKind.DISCOVERED, "unknown")
 
 
-@dataclass(frozen=True, repr=False)
 class Toolchain:
-    """Every component, resolved once. Index it by component name.
+    """Every component, resolved once (read-only). Index it by component name.
 
     Example::
 
         tc = triton_toolchain.resolve(arch=90)
         tc["ptxas-blackwell"].path   # '/usr/local/cuda-13.0/bin/ptxas'
         tc.require("libcuda")        # the path, or MissingComponentError explaining why not
+
+    Two are equal when every field is. A plain class: a dataclass costs the resolver's
+    import a few milliseconds (issue 23).
     """
 
+    __slots__ = ("arch", "choices", "manifest", "notes", "strict")
     choices: Mapping[str, Choice]
-    arch: int | None = None
-    manifest: str | None = None
-    strict: bool = False
-    notes: tuple[str, ...] = field(default=())
+    arch: int | None
+    manifest: str | None
+    strict: bool
+    notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        choices: Mapping[str, Choice],
+        arch: int | None = None,
+        manifest: str | None = None,
+        strict: bool = False,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "choices", choices)
+        set_(self, "arch", arch)
+        set_(self, "manifest", manifest)
+        set_(self, "strict", strict)
+        set_(self, "notes", notes)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Toolchain is read-only: {name}; use Toolchain.replace")
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in Toolchain.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Toolchain) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # choices is a mapping
+
+    def replace(self, **changes: Any) -> Toolchain:
+        """A copy with ``changes`` (keyword arguments of ``Toolchain``)."""
+        fields = {name: getattr(self, name) for name in Toolchain.__slots__}
+        return Toolchain(**{**fields, **changes})
 
     def __getitem__(self, name: str) -> Choice:
         try:

@@ -27,7 +27,6 @@ that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
@@ -174,7 +173,7 @@ def full_toolchain(plan: Plan) -> Toolchain:
     if plan["history"] and plan["torch"] is not None:
         return Toolchain.from_dict(plan["toolchain"])
     arch = plan["toolchain"].get("arch")
-    host = dataclasses.replace(Host.current(user_environ()), loaded_by_shim=loaded_by_shim())
+    host = Host.current(user_environ()).replace(loaded_by_shim=loaded_by_shim())
     try:
         return resolve_all(arch, host=host)
     except ToolchainError:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -67,8 +66,8 @@ LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "icecc", "buildcache"})
 # Options that choose the architecture a gcc or clang builds for.
 MACHINE_OPTIONS: dict[str, str] = {"-m64": "x86_64", "-m32": "i686", "-mx32": "x32"}
 
-_TARGET = re.compile(r"^Target: (\S+)", re.MULTILINE)
-_VERSION = re.compile(r"\b(?:gcc|clang) version (\d+(?:\.\d+)*)")
+_TARGET = r"(?m)^Target: (\S+)"
+_VERSION = r"\b(?:gcc|clang) version (\d+(?:\.\d+)*)"
 
 
 def conda_compilers(language: Language) -> Step:
@@ -145,6 +144,8 @@ def command_from_setting(host: Host, value: str) -> Path:
         raise ValueError("is empty")
     if value.startswith("/") and _fs.lexists(value):
         return Path(value)
+    import shlex  # noqa: PLC0415  a command line of words only; `import triton` has no shlex
+
     try:
         words = shlex.split(value)
     except ValueError as exc:
@@ -166,6 +167,8 @@ def command_argv(command: str) -> list[str]:
     existing absolute file path is one word, even with spaces in it."""
     if command.startswith("/") and os.path.isfile(command):
         return [command]
+    import shlex  # noqa: PLC0415  a command line of words only; `import triton` has no shlex
+
     return shlex.split(command)
 
 
@@ -214,8 +217,8 @@ def judge_v(output: str, options: list[str], machine: str) -> Verdict:
     program's output is never trusted to have a form), run with ``options``, for an
     interpreter of ``machine``: its version, and a problem when no target triple is
     named or it builds for another architecture."""
-    target = _TARGET.search(output)
-    version = _VERSION.search(output)
+    target = re.search(_TARGET, output)
+    version = re.search(_VERSION, output)
     found = version.group(1) if version else None
     if target is None:
         return Verdict(found, "`-v` named no target triple (not gcc or clang?)")

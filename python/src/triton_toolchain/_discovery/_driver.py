@@ -78,11 +78,9 @@ STUB_REASON = "CUDA toolkit link stub, not a driver"
 SYSTEM_DIRS = ("/usr/lib64", "/usr/lib", "/lib64", "/lib")
 CONTAINER_DIRS = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
 
-_FILE_VERSION = re.compile(r"^libcuda\.so\.(\d{3,}\.\d+(?:\.\d+)?)$")
+_FILE_VERSION = r"^libcuda\.so\.(\d{3,}\.\d+(?:\.\d+)?)$"
 # Parts of at most 9 digits (what /proc says is read, not believed: see cuda.h's).
-_KERNEL_VERSION = re.compile(
-    r"Kernel Module(?:\s+for\s+\S+)?\s+(\d{1,9}\.\d{1,9}(?:\.\d{1,9})?)(?![\d])"
-)
+_KERNEL_VERSION = r"Kernel Module(?:\s+for\s+\S+)?\s+(\d{1,9}\.\d{1,9}(?:\.\d{1,9})?)(?![\d])"
 
 
 # --- facts ------------------------------------------------------------------------------
@@ -94,8 +92,8 @@ def kernel_module_version(host: Host) -> str | None:
     Kernel Module  580.159.04 ...", open modules say "Open Kernel Module for x86_64"),
     then ``/sys/module/nvidia/version``."""
     try:
-        match = _KERNEL_VERSION.search(
-            _fs.read_text(host.at("/proc/driver/nvidia/version"), 1 << 16)
+        match = re.search(
+            _KERNEL_VERSION, _fs.read_text(host.at("/proc/driver/nvidia/version"), 1 << 16)
         )
         if match:
             return match.group(1)
@@ -111,7 +109,7 @@ def kernel_module_version(host: Host) -> str | None:
 def file_version(path: Path) -> str | None:
     """The driver version in the real file's name: ``libcuda.so.1`` ->
     ``libcuda.so.580.159.04`` gives ``"580.159.04"``; WSL's ``libcuda.so.1.1`` gives ``None``."""
-    match = _FILE_VERSION.match(key_of(path).name)
+    match = re.match(_FILE_VERSION, key_of(path).name)
     return match.group(1) if match else None
 
 

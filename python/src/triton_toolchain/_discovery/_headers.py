@@ -68,9 +68,7 @@ NIXOS_ADVICE = (
     "${{python3}}/include/python{M}.{m}"
 )
 
-_PY_DEFINE = re.compile(
-    r'^#define\s+(PY_MAJOR_VERSION|PY_MINOR_VERSION|PY_VERSION)\s+"?([\w.+]+)"?', re.M
-)
+_PY_DEFINE = r'(?m)^#define\s+(PY_MAJOR_VERSION|PY_MINOR_VERSION|PY_VERSION)\s+"?([\w.+]+)"?'
 
 
 def os_release(host: Host) -> dict[str, str]:
@@ -141,7 +139,7 @@ def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
     if unsafe:
         return Verdict(problem=unsafe)
     try:
-        defines = dict(_PY_DEFINE.findall(_fs.read_text(path / "patchlevel.h", 1 << 20)))
+        defines = dict(re.findall(_PY_DEFINE, _fs.read_text(path / "patchlevel.h", 1 << 20)))
     except _fs.ReadProblem as exc:
         return Verdict(problem=f"has Python.h but its patchlevel.h {exc}")
     found = (defines.get("PY_MAJOR_VERSION", "?"), defines.get("PY_MINOR_VERSION", "?"))
@@ -166,13 +164,13 @@ def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
 
 # At most 9 digits: a damaged header's endless number is no version (and converting
 # millions of digits takes Python 3.10 minutes, 3.11 refuses them).
-_CUDA_VERSION = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d{1,9})(?![\d])", re.M)
+_CUDA_VERSION = rb"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d{1,9})(?![\d])"
 
 
 def cuda_h_version(cuda_h: Path) -> str | None:
     """``"13.0"`` from ``#define CUDA_VERSION 13000`` in ``cuda_h``, else ``None``."""
     try:
-        found = _CUDA_VERSION.search(_fs.read_regular(cuda_h, 16 << 20))
+        found = re.search(_CUDA_VERSION, _fs.read_regular(cuda_h, 16 << 20))
     except _fs.ReadProblem:
         return None
     if found is None:

@@ -15,10 +15,9 @@ import functools
 import os
 import struct
 import sys
-import sysconfig
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .._catalog import MACHINES, TritonRelease, assigned_version, major_minor, triton_release
 from .._observe import observe, observed_env
@@ -42,6 +41,8 @@ def python_include_dir() -> Path:
     """Where this interpreter's ``Python.h`` belongs, from ``sysconfig``. Debian's
     ``posix_local`` scheme points at /usr/local; its headers are in ``posix_prefix``'s
     include directory, as Triton itself assumes."""
+    import sysconfig  # noqa: PLC0415  only for a resolution that looks for Python.h
+
     scheme = sysconfig.get_default_scheme()
     if scheme == "posix_local":
         scheme = "posix_prefix"
@@ -106,9 +107,11 @@ def triton_version(triton_dir: Path | None) -> tuple[int, int] | None:
     return major_minor(version) if version else None
 
 
-@dataclass(frozen=True)
+_NO_PACKAGES: Mapping[str, tuple[Path, ...]] = {}
+
+
 class Host:
-    """The machine as discovery sees it.
+    """The machine as discovery sees it (read-only; ``replace`` makes a changed copy).
 
     ``triton_dir``, ``torch_dir`` and ``nvidia_dirs`` are the installed ``triton``,
     ``torch`` and ``nvidia`` (pip CUDA wheels) package directories, found without
@@ -116,25 +119,70 @@ class Host:
     ``packages`` gives the directories of the others (none by default); ``None``: the
     import system's answer, looked up (and recorded as a fact) when first asked, so a
     resolution from a manifest, which never asks, does not rest on them.
+
+    A plain class, not a dataclass: ``dataclasses`` and making the class cost the
+    resolver's import a few milliseconds in every process that misses (issue 23).
     """
 
-    root: Path = Path("/")
-    environ: Mapping[str, str] = field(default_factory=lambda: RecordedEnviron(os.environ))
-    machine: str = field(default_factory=interpreter_machine)
-    python_version: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
-    python_include: Path | None = None  # None: this interpreter's, from sysconfig
-    base_prefix: Path = Path(sys.base_prefix)
-    prefix: Path = Path(sys.prefix)
+    root: Path
+    environ: Mapping[str, str]
+    machine: str
+    python_version: tuple[int, int]
+    python_include: Path | None  # None: this interpreter's, from sysconfig
+    base_prefix: Path
+    prefix: Path
     # Facts of this interpreter (architecture, sysconfig, where packages are) are read
     # once per Host (the packages other than Triton when first asked): installing a
     # package into a running interpreter is not followed by a Host already made.
-    triton_dir: Path | None = None
-    packages: Mapping[str, tuple[Path, ...]] | None = field(default_factory=dict)
-    triton: TritonRelease | None = None
+    triton_dir: Path | None
+    packages: Mapping[str, tuple[Path, ...]] | None
+    triton: TritonRelease | None
     # Run the tools even where a manifest records their versions (doctor, lock).
-    verify: bool = False
+    verify: bool
     # Drivers the shim itself loaded into this process: not "loaded by someone else".
-    loaded_by_shim: frozenset[str] = frozenset()
+    loaded_by_shim: frozenset[str]
+
+    def __init__(
+        self,
+        *,
+        root: Path = Path("/"),
+        environ: Mapping[str, str] | None = None,  # None: os.environ, recorded
+        machine: str | None = None,  # None: this interpreter's
+        python_version: tuple[int, int] = (sys.version_info[0], sys.version_info[1]),
+        python_include: Path | None = None,
+        base_prefix: Path = Path(sys.base_prefix),
+        prefix: Path = Path(sys.prefix),
+        triton_dir: Path | None = None,
+        packages: Mapping[str, tuple[Path, ...]] | None = _NO_PACKAGES,
+        triton: TritonRelease | None = None,
+        verify: bool = False,
+        loaded_by_shim: frozenset[str] = frozenset(),
+    ) -> None:
+        self.__dict__.update(
+            root=root,
+            environ=RecordedEnviron(os.environ) if environ is None else environ,
+            machine=interpreter_machine() if machine is None else machine,
+            python_version=python_version,
+            python_include=python_include,
+            base_prefix=base_prefix,
+            prefix=prefix,
+            triton_dir=triton_dir,
+            packages=packages,
+            triton=triton,
+            verify=verify,
+            loaded_by_shim=loaded_by_shim,
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Host is read-only: {name}; use Host.replace")
+
+    def replace(self, **changes: Any) -> Host:
+        """A copy with ``changes`` (keyword arguments of ``Host``)."""
+        fields = {k: v for k, v in self.__dict__.items() if k in Host.__annotations__}
+        return Host(**{**fields, **changes})
+
+    def __repr__(self) -> str:
+        return f"Host(root={str(self.root)!r}, machine={self.machine!r}, verify={self.verify})"
 
     @classmethod
     def current(cls, environ: Mapping[str, str] | None = None, *, verify: bool = False) -> Host:

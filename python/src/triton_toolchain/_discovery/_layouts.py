@@ -75,7 +75,7 @@ TOOLKIT_VARIABLES: tuple[str, ...] = ("CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH")
 DEFAULT_TOOLKIT = "/usr/local/cuda"
 VERSIONED_TOOLKITS: tuple[str, ...] = ("/opt/cuda*", "/usr/local/cuda-*")
 
-_VERSION_IN_NAME = re.compile(r"\d+(?:\.\d+)*")
+_VERSION_IN_NAME = r"\d+(?:\.\d+)*"
 
 
 def split_search_path(value: str) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -111,7 +111,7 @@ def _subdirs(host: Host, rels: Iterable[str]) -> Iterator[str]:
 
 
 def _release_key(path: Path) -> tuple[int, tuple[int, ...]]:
-    found = _VERSION_IN_NAME.search(path.name)
+    found = re.search(_VERSION_IN_NAME, path.name)
     if found is None:
         return (0, ())
     return (1, tuple(int(p) for p in found.group().split(".")))

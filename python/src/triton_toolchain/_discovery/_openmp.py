@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,7 +42,7 @@ extern "C" int triton_toolchain_threads(void) {
 }
 """
 PROBE_TIMEOUT_S = 60.0
-_VERSION_IN_NAME = re.compile(r"\d+(?:\.\d+)*")
+_VERSION_IN_NAME = r"\d+(?:\.\d+)*"
 
 
 def _compiler(ctx: Context) -> list[str] | None:
@@ -74,7 +73,7 @@ def _later(argv: list[str]) -> tuple[Path, ...]:
 
 def _newest(paths: list[Path]) -> list[Path]:
     def key(path: Path) -> tuple[int, ...]:
-        return tuple(int(n) for n in _VERSION_IN_NAME.findall(str(path))[:4])
+        return tuple(int(n) for n in re.findall(_VERSION_IN_NAME, str(path))[:4])
 
     return sorted(paths, key=key, reverse=True)
 
@@ -103,6 +102,8 @@ _PROBE_QUESTION = "(openmp probe, v1)"
 
 def _probe(argv: list[str], include: Path) -> str | None:
     """Build a small OpenMP shared object; ``None`` when it builds, else why not."""
+    import tempfile  # noqa: PLC0415  a probe only: tempfile costs ~1 ms to import
+
     with tempfile.TemporaryDirectory(prefix="triton-toolchain-openmp-") as tmp:
         source = os.path.join(tmp, "probe.cpp")
         with open(source, "w", encoding="utf-8") as f:

@@ -43,9 +43,9 @@ PC_DIRS = (
 PC_LIMIT = 64 << 10  # a real .pc file is under 2 KiB
 EXPANSIONS = 64  # ${} substitutions per value
 VALUE_LIMIT = 4096  # characters of an expanded value
-_ASSIGN = re.compile(r"^([A-Za-z0-9_.]+)\s*=\s*(.*)$")
-_FIELD = re.compile(r"^([A-Za-z0-9_.]+)\s*:\s*(.*)$")
-_REFERENCE = re.compile(r"\$\{([A-Za-z0-9_.]+)\}")
+_ASSIGN = r"^([A-Za-z0-9_.]+)\s*=\s*(.*)$"
+_FIELD = r"^([A-Za-z0-9_.]+)\s*:\s*(.*)$"
+_REFERENCE = r"\$\{([A-Za-z0-9_.]+)\}"
 
 
 class PcProblem(Exception):
@@ -68,7 +68,7 @@ def _expand(value: str, variables: dict[str, str]) -> str:
             raise PcProblem(f"${{{name}}} is not defined before it is used")
         return variables[name]
 
-    expanded = _REFERENCE.sub(substitute, value.replace("$$", "\0"))
+    expanded = re.sub(_REFERENCE, substitute, value.replace("$$", "\0"))
     if len(expanded) > VALUE_LIMIT:
         raise PcProblem(f"a value expands to more than {VALUE_LIMIT} characters")
     return expanded.replace("\0", "$")
@@ -86,7 +86,7 @@ def parse(text: str) -> tuple[dict[str, str], dict[str, str]]:
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        assign, field = _ASSIGN.match(line), _FIELD.match(line)
+        assign, field = re.match(_ASSIGN, line), re.match(_FIELD, line)
         if assign and (field is None or assign.start(2) < field.start(2)):
             variables[assign.group(1)] = _expand(assign.group(2), variables)
         elif field:

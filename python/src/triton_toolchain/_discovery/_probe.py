@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -39,11 +37,11 @@ from ._run import collect
 
 PROBE_ENTRY = "triton_toolchain_probe"
 MESSAGE_LIMIT = 300
-_INTERESTING = re.compile(r"fatal|error|not defined|unsupported", re.I)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_INTERESTING = r"(?i)fatal|error|not defined|unsupported"
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f]"
 
 
-_TARGET = re.compile(r"sm_\d{2,3}[af]?")
+_TARGET = r"sm_\d{2,3}[af]?"
 
 
 def probe_ptx(ptx: int, target: str) -> str:
@@ -57,15 +55,19 @@ def probe_ptx(ptx: int, target: str) -> str:
 
 def _summary(output: bytes, tmp: str) -> str:
     """What a failed run said, as one short, clean line."""
-    text = _CONTROL.sub("?", output.decode("utf-8", "replace"))
+    text = re.sub(_CONTROL, "?", output.decode("utf-8", "replace"))
     text = text.replace(tmp + os.sep, "") if tmp else text
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    said = [ln for ln in lines if _INTERESTING.search(ln)] or lines[-1:]
+    said = [ln for ln in lines if re.search(_INTERESTING, ln)] or lines[-1:]
     summary = "; ".join(said[:2]) or "no message"
     return summary if len(summary) <= MESSAGE_LIMIT else summary[: MESSAGE_LIMIT - 3] + "..."
 
 
 def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None) -> str | None:
+    # A probe starts a process: shutil and tempfile (~2 ms) load only for one.
+    import shutil  # noqa: PLC0415  a probe only
+    import tempfile  # noqa: PLC0415  a probe only
+
     tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
     try:
         source = os.path.join(tmp, "probe.ptx")
@@ -104,7 +106,7 @@ def assemble(
 ) -> str | None:
     """Why the ptxas at ``path`` cannot assemble PTX ``.version`` ``ptx`` (86: 8.6) for
     ``target`` (``"sm_90a"``), or ``None`` when it can (see the module docstring)."""
-    if not (isinstance(ptx, int) and 10 <= ptx < 1000 and _TARGET.fullmatch(target)):
+    if not (isinstance(ptx, int) and 10 <= ptx < 1000 and re.fullmatch(_TARGET, target)):
         raise ValueError(f"not a PTX version and target: {ptx!r}, {target!r}")
     problem = _fs.file_problem(path, executable=True) or _fs.untrusted(path)
     if problem:
@@ -119,7 +121,7 @@ def assemble(
     return problem
 
 
-_DRIVER_VERSION = re.compile(r"(-?\d{1,9}) (\d{1,9})")
+_DRIVER_VERSION = r"(-?\d{1,9}) (\d{1,9})"
 # Run in a child ``python -I -S``: load the library, ask, print "<status> <version>".
 _ASK_DRIVER = (
     "import ctypes, sys\n"
@@ -141,7 +143,7 @@ _ASK_ARCH = (
     "status = status or lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, d)\n"
     "print(status, major.value, minor.value)\n"
 )
-_ARCH_ANSWER = re.compile(r"(-?\d{1,9}) (\d{1,3}) (\d{1,3})")
+_ARCH_ANSWER = r"(-?\d{1,9}) (\d{1,3}) (\d{1,3})"
 
 
 def gpu_arch(path: Path) -> tuple[int | None, str | None]:
@@ -156,7 +158,7 @@ def gpu_arch(path: Path) -> tuple[int | None, str | None]:
     argv = [sys.executable, "-I", "-S", "-c", _ASK_ARCH, str(path)]
     status, output, problem = collect(argv, {"PATH": os.defpath})
     text = output.decode("ascii", "replace").strip()
-    found = _ARCH_ANSWER.fullmatch(text)
+    found = re.fullmatch(_ARCH_ANSWER, text)
     if problem is not None:
         return None, problem
     if status != 0 or found is None:
@@ -180,7 +182,7 @@ def driver_cuda(
         argv = [sys.executable, "-I", "-S", "-c", _ASK_DRIVER, str(path)]
         status, output, problem = collect(argv, {"PATH": os.defpath})
         text = output.decode("ascii", "replace").strip()
-        found = _DRIVER_VERSION.fullmatch(text)
+        found = re.fullmatch(_DRIVER_VERSION, text)
         if problem is None and (status != 0 or found is None):
             problem = f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
         elif found is not None and found.group(1) != "0":

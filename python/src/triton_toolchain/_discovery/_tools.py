@@ -59,7 +59,7 @@ from ._probe import assemble
 from ._run import Question, ask_question
 from ._search import Context, Locator, Verdict
 
-_RELEASE = re.compile(r"release (\d+\.\d+)")
+_RELEASE = r"release (\d+\.\d+)"
 TOOLS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.area == "bin")
 PTXAS = ("ptxas", "ptxas-blackwell")
 
@@ -81,7 +81,7 @@ def tool_release(path: Path, host: Host) -> tuple[str | None, str | None]:
 def release_in(output: str) -> tuple[str | None, str | None]:
     """The CUDA release ``--version`` printed in ``output`` (any text), or ``(None,
     problem)``."""
-    match = _RELEASE.search(output)
+    match = re.search(_RELEASE, output)
     if match is None:
         return None, "`--version` printed no CUDA release (not an NVIDIA CUDA tool?)"
     return match.group(1), None
