@@ -85,6 +85,37 @@ def test_a_hanging_tool_is_killed_at_its_timeout(tmp_path: Path, case: str, body
     assert T <= seconds < T + SLACK, seconds
 
 
+@pytest.mark.parametrize("pidfds", [True, False], ids=["pidfd", "no-pidfd"])
+@pytest.mark.parametrize(
+    ("case", "body", "expected"),
+    [
+        ("exits-later", BANNER + "exec >&- 2>&-\nsleep 0.3\nexit 3\n", (3, None)),
+        (
+            "never-exits",
+            BANNER + "exec >&- 2>&-\nexec sleep 60\n",
+            (None, f"did not answer within {T:g} s"),
+        ),
+    ],
+)
+def test_the_exit_after_the_output_closes_is_waited_for(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pidfds: bool,
+    case: str,
+    body: str,
+    expected: tuple[int | None, str | None],
+) -> None:
+    """A tool that closes its output before it exits: its exit status is waited for, on
+    the process's pidfd or, where the kernel gives none, in ``Popen.wait`` slices; one
+    that never exits is killed at the timeout. Its output is kept either way."""
+    if not pidfds:
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    status, output, problem, seconds = _collect(_tool(tmp_path, body))
+    assert (status, problem) == expected, case
+    assert b"release 13.0" in output
+    assert seconds < T + SLACK, seconds
+
+
 def test_the_whole_process_group_is_killed(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     tool = _tool(tmp_path, f"sleep 60 &\necho $! > {pids}\n(sleep 60; true) &\nexec sleep 60\n")
