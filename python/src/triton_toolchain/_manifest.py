@@ -26,13 +26,14 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import _trust
 from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
 from ._errors import ManifestError, SettingError
+from ._tuple import NamedTuple
 
 SCHEMA = 2  # what `lock` writes
 SCHEMAS = (1, 2)  # what is read

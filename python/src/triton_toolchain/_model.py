@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from ._catalog import COMPONENT, COMPONENT_NAMES
 from ._errors import MissingComponentError
+from ._tuple import NamedTuple
 
 
 class SourceKind(enum.Enum):

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from . import _trust
 from ._catalog import ARCH_RELEASES, COMPONENTS, DRIVER_SONAME, Component
@@ -46,6 +45,7 @@ from ._errors import SettingError
 from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, load_for
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
+from ._tuple import NamedTuple
 
 
 class _History:

@@ -19,8 +19,9 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO
 
+from .._tuple import NamedTuple
 from . import _fs
 from ._answers import recall, remember
 from ._host import Host

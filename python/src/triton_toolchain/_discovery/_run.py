@@ -28,8 +28,9 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from .._tuple import NamedTuple
 from . import _answers, _fs
 
 TIMEOUT_S = 10.0
