@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import install_driver
-from tool_fixtures import fake_host, fake_ptxas, make_writable_by_all
+from tool_fixtures import fake_host, fake_ptxas, make_writable_by_all, write_script
 from triton_toolchain._discovery import _answers
 from triton_toolchain._discovery._search import Context
 from triton_toolchain._discovery._tools import LOCATORS
@@ -68,6 +68,41 @@ def test_a_damaged_or_unwritable_cache_only_means_asking_again(tmp_path: Path) -
     _answers.forget_loaded()
     assert _check(blocked, tool) == "12.8"
     assert _runs(log) == 2
+
+
+def test_a_resolution_writes_its_answers_once_and_a_failure_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    first = fake_ptxas(tmp_path / "a", "12.8", log=log)
+    second = fake_ptxas(tmp_path / "b", "12.9", log=log)
+    broken = write_script(tmp_path / "c/ptxas", "exit 3\n")
+    stored = tmp_path / "cache/triton-toolchain" / _answers.ANSWERS_FILE
+    host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    check = LOCATORS["ptxas"].check
+    with _answers.written_once():
+        with _answers.written_once():  # nested: the outermost one writes
+            assert check(host, first, Context()).version == "12.8"
+        assert check(host, second, Context()).version == "12.9"
+        assert not stored.exists()  # answers wait for the end of the resolution
+        assert check(host, broken, Context()).problem is not None
+        # A failure is written at once (with what was learnt so far): a tool that hangs
+        # costs its timeout once, even in a process killed before the end.
+        assert len(json.loads(stored.read_text())) == 3
+        assert check(host, first, Context()).version == "12.8"  # in memory meanwhile
+    assert _runs(log) == 2
+    _answers.forget_loaded()
+    assert [check(host, t, Context()).version for t in (first, second)] == ["12.8", "12.9"]
+    assert _runs(log) == 2  # the next process reads both from the file
+    assert len(json.loads(stored.read_text())) == 3
+
+
+def test_answers_learnt_inside_are_written_even_when_the_resolution_fails(tmp_path: Path) -> None:
+    tool = fake_ptxas(tmp_path / "bin", "12.8")
+    host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    with pytest.raises(RuntimeError, match="later step"), _answers.written_once():
+        assert LOCATORS["ptxas"].check(host, tool, Context()).version == "12.8"
+        raise RuntimeError("a later step of the resolution failed")
+    stored = tmp_path / "cache/triton-toolchain" / _answers.ANSWERS_FILE
+    assert str(tool) in stored.read_text()
 
 
 def test_a_remembered_answer_never_makes_an_unsafe_tool_acceptable(tmp_path: Path) -> None:

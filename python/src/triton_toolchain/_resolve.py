@@ -30,6 +30,7 @@ from pathlib import Path
 from . import _trust
 from ._catalog import ARCH_RELEASES, COMPONENTS, DRIVER_SONAME, Component
 from ._discovery import LOCATORS, _fs
+from ._discovery._answers import written_once
 from ._discovery._host import Host
 from ._discovery._run import ask_each
 from ._discovery._search import (
@@ -348,14 +349,15 @@ def resolve_all(
     manifest = load_for(host)
     exports = read_exports(host.environ.get(EXPORTS_VARIABLE))
     chosen: dict[str, Choice] = {}
-    if manifest is None:  # a manifest's entries run no process (recorded versions)
-        _ask_ahead(host, arch, leave_out)
-    for spec in COMPONENTS:
-        if spec.name in leave_out:
-            continue
-        ctx = Context(arch=arch, chosen=chosen)
-        cascade = _Cascade(spec, LOCATORS[spec.name], host, ctx, manifest, exports)
-        chosen[spec.name] = cascade.run()
+    with written_once():  # what tools answered: one write of the answers' file
+        if manifest is None:  # a manifest's entries run no process (recorded versions)
+            _ask_ahead(host, arch, leave_out)
+        for spec in COMPONENTS:
+            if spec.name in leave_out:
+                continue
+            ctx = Context(arch=arch, chosen=chosen)
+            cascade = _Cascade(spec, LOCATORS[spec.name], host, ctx, manifest, exports)
+            chosen[spec.name] = cascade.run()
     return Toolchain(
         chosen,
         arch=arch,

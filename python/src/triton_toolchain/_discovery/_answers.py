@@ -17,6 +17,10 @@ Guarantees:
   file (a FIFO, a link to ``/dev/zero``), one others can write, or one whose content is
   not exactly answers (``parse``) only means asking again; it is replaced by a temporary
   file renamed over it.
+- Within ``written_once()`` (one resolution), answers are written to the file once, on
+  leaving, not once each: a resolution on an empty cache asks several tools and reads
+  several files. A failure is still written at once (a tool that hangs costs its timeout
+  once, even when the process is killed before the resolution ends).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,9 @@ _LOADED: dict[Path, dict[str, Any]] = {}
 # What this process learnt where no directory may keep it: a tool that hangs still costs
 # its timeout once per process, not at every question.
 _UNKEPT: dict[str, Any] = {}
+# Within ``written_once``: how deep, and the directories whose file is to be written.
+_HELD: list[int] = [0]
+_UNWRITTEN: set[Path] = set()
 
 
 def _key(path: Path, question: tuple[str, ...]) -> str | None:
@@ -127,7 +136,32 @@ def remember(
         entries[key] = [ok, text]
         while len(entries) > MAX_ENTRIES:
             entries.pop(next(iter(entries)))
-        write_private(str(directory), ANSWERS_FILE, json.dumps(entries).encode())
+        if _HELD[0] and ok:
+            _UNWRITTEN.add(directory)
+        else:
+            _write(directory)
+
+
+def _write(directory: Path) -> None:
+    _UNWRITTEN.discard(directory)
+    write_private(str(directory), ANSWERS_FILE, json.dumps(_entries(directory)).encode())
+
+
+@contextmanager
+def written_once() -> Iterator[None]:
+    """Within: answers are kept in memory and written to their file once, on leaving
+    (the outermost ``with``), whatever ends it; failures at once (see the module
+    docstring)."""
+    with _LOCK:
+        _HELD[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _HELD[0] -= 1
+            if not _HELD[0]:
+                for directory in sorted(_UNWRITTEN):
+                    _write(directory)
 
 
 def forget_loaded() -> None:
@@ -135,3 +169,4 @@ def forget_loaded() -> None:
     with _LOCK:
         _LOADED.clear()
         _UNKEPT.clear()
+        _UNWRITTEN.clear()

@@ -135,18 +135,13 @@ def collect(
         return _collect(argv, env, timeout, limit, signals)
 
 
-def _collect(
-    argv: list[str],
-    env: Mapping[str, str] | None,
-    timeout: float,
-    limit: int,
-    signals: _Signals,
-) -> tuple[int | None, bytes, str | None]:
-    import selectors  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
+def _start(argv: list[str], env: Mapping[str, str] | None) -> Any:
+    """``argv`` started in a session of its own, with no input and its output and
+    errors on one pipe: the ``Popen``, or why it cannot be run (a string)."""
     import subprocess  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
 
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -156,7 +151,24 @@ def _collect(
             close_fds=True,
         )
     except (OSError, ValueError) as exc:
-        return None, b"", f"cannot be run: {getattr(exc, 'strerror', None) or exc}"
+        return f"cannot be run: {getattr(exc, 'strerror', None) or exc}"
+
+
+def _collect(
+    argv: list[str],
+    env: Mapping[str, str] | None,
+    timeout: float,
+    limit: int,
+    signals: _Signals,
+    started: Any = None,
+) -> tuple[int | None, bytes, str | None]:
+    """``collect`` of ``argv``, or of ``started`` (``_start``'s answer for it) when it
+    was started already; its process group is killed whatever happens."""
+    import selectors  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
+
+    proc = _start(argv, env) if started is None else started
+    if isinstance(proc, str):
+        return None, b"", proc
     assert proc.stdout is not None  # noqa: S101  stdout=PIPE
     stream = proc.stdout.fileno()
     os.set_blocking(stream, False)
@@ -228,37 +240,63 @@ def ask_question(q: Question, answers: Path | None) -> tuple[str | None, str | N
 
 
 def ask_each(questions: list[Question], answers: Path | None) -> None:
-    """Ask every question at once, each tool in a thread of its own, and remember the
-    answers for the ``ask`` that follows (independent questions cost the longest of them,
-    not their sum). The same bounds as ``ask``; a signal ends every tool's group."""
-    unknown = [q for q in questions if _remembered(q, answers) is None]
+    """Ask every question at once and remember the answers for the ``ask`` that follows
+    (independent questions cost the longest of them, not their sum). The processes are
+    started one after another from this thread, then each is read in a thread of its
+    own: starting them from several threads is slower, as each start holds the
+    interpreter's lock while it forks. The same bounds as ``ask``, each tool's time
+    counted from its reading; a signal ends every tool's group; a process started is
+    always read or killed, whatever happens while the others start."""
+    started: list[tuple[Question, Any]] = []
     with _Signals() as signals:
-        threads = [
-            threading.Thread(target=_answer, args=(q, answers, signals), daemon=True)
-            for q in unknown
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        try:
+            for q in questions:
+                if _known(q, answers) is None:
+                    started.append((q, _start([str(q.path), *q.args], q.env)))
+        finally:
+            threads = [
+                threading.Thread(target=_answer, args=(q, answers, signals, proc), daemon=True)
+                for q, proc in started
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
 
 
-def _remembered(q: Question, answers: Path | None) -> tuple[bool, str] | None:
-    question = (*q.args, *(_answers.version_of(p) for p in q.depends_on))
-    return _answers.recall(answers, q.path, question)
+def _question(q: Question) -> tuple[str, ...]:
+    """What the answer to ``q`` is remembered under: its arguments, and the versions of
+    the files it depends on."""
+    return (*q.args, *(_answers.version_of(p) for p in q.depends_on))
 
 
-def _answer(q: Question, answers: Path | None, signals: _Signals) -> tuple[str | None, str | None]:
-    path, args = q.path, q.args
-    problem = _fs.file_problem(path, executable=True) or _fs.untrusted(path)
+def _known(q: Question, answers: Path | None) -> tuple[str | None, str | None] | None:
+    """The answer to ``q`` without running it: why its file may not be run, or the
+    answer remembered; ``None`` when it must run."""
+    problem = _fs.file_problem(q.path, executable=True) or _fs.untrusted(q.path)
     if problem:
         return None, problem
-    question = (*args, *(_answers.version_of(p) for p in q.depends_on))
-    remembered = _answers.recall(answers, path, question)
-    if remembered is not None:
-        ok, text = remembered
-        return (text, None) if ok else (None, text)
-    status, raw, problem = _collect([str(path), *args], q.env, TIMEOUT_S, OUTPUT_LIMIT, signals)
+    remembered = _answers.recall(answers, q.path, _question(q))
+    if remembered is None:
+        return None
+    ok, text = remembered
+    return (text, None) if ok else (None, text)
+
+
+def _answer(
+    q: Question, answers: Path | None, signals: _Signals, started: Any = None
+) -> tuple[str | None, str | None]:
+    """The answer to ``q``: known (``_known``), or from running it (``started``: its
+    process, started by ``ask_each`` after ``_known`` said it must run)."""
+    path, args = q.path, q.args
+    if started is None:
+        known = _known(q, answers)
+        if known is not None:
+            return known
+    question = _question(q)
+    status, raw, problem = _collect(
+        [str(path), *args], q.env, TIMEOUT_S, OUTPUT_LIMIT, signals, started
+    )
     text = raw.decode("utf-8", "replace")
     command = f"`{path.name} {' '.join(args)}`"
     if problem is None and status is not None and status < 0:
