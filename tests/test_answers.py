@@ -126,6 +126,10 @@ def test_without_a_cache_directory_nothing_is_written(tmp_path: Path) -> None:
 
 def test_elf_facts_spare_the_next_process_pyelftools(tmp_path: Path) -> None:
     driver = install_driver(tmp_path / "lib")
+    # An OS ABI the plain reader leaves to pyelftools (``_elf.OSABIS``).
+    data = bytearray(driver.read_bytes())
+    data[7] = 97  # ELFOSABI_ARM: not
+    driver.write_bytes(bytes(data))
     probe = (
         "import sys\n"
         "from pathlib import Path\n"

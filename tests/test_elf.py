@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import built
+from triton_toolchain._discovery import _elf
 from triton_toolchain._discovery._elf import ElfInfo, machine_problem, read_elf
 from triton_toolchain._discovery._host import Host
 
@@ -28,6 +29,55 @@ def test_reads_i386_driver_stand_in_and_names_the_mismatch() -> None:
     assert (info.elf_class, info.machine, info.soname) == (32, "EM_386", "libcuda.so.1")
     assert machine_problem(info, Host(machine="x86_64")) == "ELF32 i386, this Python is x86-64"
     assert machine_problem(info, Host(machine="i686")) is None
+
+
+@pytest.mark.parametrize("variant", ["x86_64", "i386", "aarch64"])
+def test_a_plain_library_is_read_without_pyelftools_as_pyelftools_reads_it(variant: str) -> None:
+    with built(variant).open("rb") as stream:
+        plain, full = _elf._plain(stream), _elf._parse(stream)
+    assert isinstance(plain, ElfInfo) and plain == full
+    assert plain.soname == "libcuda.so.1" and plain.needed == ("libm.so.6", "libc.so.6")
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from triton_toolchain._discovery._elf import read_elf\n"
+        "print(read_elf(Path(sys.argv[1])).describe, 'elftools' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(built(variant))],
+        env={"PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == [*plain.describe.split(), "False"]
+
+
+def test_a_library_out_of_the_ordinary_is_read_by_pyelftools(tmp_path: Path) -> None:
+    data = bytearray(built("x86_64").read_bytes())
+    data[7] = 9  # EI_OSABI: FreeBSD, which the plain reader leaves to pyelftools
+    lib = tmp_path / "libcuda.so.1"
+    lib.write_bytes(bytes(data))
+    with lib.open("rb") as stream:
+        assert _elf._plain(stream) is None
+    info = read_elf(lib)
+    assert isinstance(info, ElfInfo)
+    assert (info.osabi, info.soname) == ("ELFOSABI_FREEBSD", "libcuda.so.1")
+
+
+def test_the_libraries_of_this_machine_read_plainly_as_pyelftools_reads_them() -> None:
+    """Every shared library of the system's and the CUDA toolkit's directories that the
+    plain reader reads, it reads as pyelftools does (a few hundred real files)."""
+    compared = 0
+    for pattern in ("/usr/lib/*-linux-gnu/*.so*", "/usr/local/cuda*/lib64/*.so*"):
+        for path in sorted(Path("/").glob(pattern.lstrip("/")))[:300]:
+            if not path.is_file() or path.read_bytes()[:4] != _elf.ELF_MAGIC:
+                continue
+            with path.open("rb") as stream:
+                plain = _elf._plain(stream)
+                if plain is not None:
+                    assert plain == _elf._parse(stream), path
+                    compared += 1
+    assert compared >= 50, compared
 
 
 def test_machine_problem_wording() -> None:

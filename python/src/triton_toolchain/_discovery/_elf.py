@@ -1,10 +1,21 @@
-"""ELF facts about a library, read with pyelftools: class, machine, OS ABI, SONAME and
-DT_NEEDED. Never guessed from the file name.
+"""ELF facts about a library: class, machine, OS ABI, SONAME and DT_NEEDED. Never
+guessed from the file name.
 
-Guarantees: importing this module does not import ``elftools`` (``read_elf`` does, on
-first use), so resolving from a manifest stays cheap; ``read_elf`` never raises for a
-bad file: a directory, a symlink loop, an unreadable, truncated or non-ELF file gives a
-problem string such as ``"not an ELF file (starts with b'#!/b')"``.
+A plain library (``_plain``: a machine and OS ABI of ``MACHINES``/``OSABIS``, one
+dynamic section whose entries end with ``DT_NULL`` and whose strings are ASCII, all
+within the file) is read here, in a few ``read`` calls: importing pyelftools costs a
+first resolution on a GPU machine tens of milliseconds (issue 23). Anything else is
+read by pyelftools, which stays the dependency for full ELF reading; the two agree on
+every library ``gcc`` builds (``tests/test_elf.py``), and on whatever Hypothesis makes
+of them where both answer (``tests/test_fuzz.py``). Section names and the other
+sections are not read here, as the dynamic loader reads none of them.
+
+Guarantees: importing this module does not import ``elftools`` (``read_elf`` does, for
+a file out of the ordinary), so resolving from a manifest stays cheap; ``read_elf``
+never raises for a bad file: a directory, a symlink loop, an unreadable, truncated or
+non-ELF file gives a problem string such as ``"not an ELF file (starts with b'#!/b')"``;
+the plain reader reads at most ``MAX_SECTIONS`` section headers, ``MAX_DYNAMIC`` bytes
+of dynamic entries and ``MAX_NAME`` bytes of a name, whatever the file claims.
 
 Example::
 
@@ -18,6 +29,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -61,6 +74,32 @@ class ElfInfo(NamedTuple):
         return f"ELF{self.elf_class} {machine_name(self.machine)}"
 
 
+# e_machine and EI_OSABI values the plain reader knows, with pyelftools' names for them.
+MACHINES: dict[int, str] = {
+    3: "EM_386",
+    62: "EM_X86_64",
+    183: "EM_AARCH64",
+    40: "EM_ARM",
+    21: "EM_PPC64",
+    20: "EM_PPC",
+    243: "EM_RISCV",
+    22: "EM_S390",
+}
+OSABIS: dict[int, str] = {0: "ELFOSABI_SYSV", 3: "ELFOSABI_LINUX"}
+# EI_CLASS -> the struct formats of the header after e_ident, of a section header and of
+# a dynamic entry (the ELF specification; <elf.h>'s Elf32_/Elf64_Ehdr, _Shdr, _Dyn).
+_LAYOUTS = {
+    1: ("HHIIIIIHHHHHH", "IIIIIIIIII", "iI"),
+    2: ("HHIQQQIHHHHHH", "IIQQQQIIQQ", "qQ"),
+}
+_BYTE_ORDERS = {1: "<", 2: ">"}  # EI_DATA: ELFDATA2LSB, ELFDATA2MSB
+SHT_STRTAB, SHT_DYNAMIC = 3, 6
+DT_NULL, DT_NEEDED, DT_SONAME = 0, 1, 14
+MAX_SECTIONS = 1 << 12
+MAX_DYNAMIC = 1 << 16
+MAX_NAME = 1 << 10
+
+
 def machine_name(machine: str) -> str:
     """``"EM_386"`` -> ``"i386"``; unknown names lose their ``EM_`` prefix."""
     return MACHINE_NAMES.get(machine, machine.removeprefix("EM_"))
@@ -96,8 +135,7 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
         head = stream.read(len(ELF_MAGIC))
         if head != ELF_MAGIC:
             return f"not an ELF file (starts with {head!r})" if head else "is an empty file"
-        stream.seek(0)
-        info = _parse(stream)
+        info = _plain(stream) or _parse(stream)
     if isinstance(info, ElfInfo):
         remember(answers, path, _CACHE_QUESTION, True, json.dumps(info._asdict()))
     return info
@@ -131,8 +169,82 @@ def remembered_info(text: str) -> ElfInfo | None:
     return ElfInfo(**{**fields, "needed": tuple(needed)})
 
 
+def _read(stream: BinaryIO, offset: int, size: int) -> bytes | None:
+    """``size`` bytes at ``offset``, or ``None`` where the file has fewer."""
+    stream.seek(offset)
+    data = stream.read(size)
+    return data if len(data) == size else None
+
+
+def _name(stream: BinaryIO, table: tuple[int, int], offset: int) -> str | None:
+    """The ASCII string at ``offset`` of the string table at ``table`` (file offset,
+    size), ending with a NUL inside it; ``None`` for any other."""
+    start, size = table
+    if not 0 <= offset < size:
+        return None
+    stream.seek(start + offset)
+    raw = stream.read(min(size - offset, MAX_NAME))
+    end = raw.find(b"\0")
+    return raw[:end].decode() if end >= 0 and raw[:end].isascii() else None
+
+
+def _plain(stream: BinaryIO) -> ElfInfo | None:
+    """The facts of a plain library (see the module docstring), or ``None`` for a file
+    this reader leaves to pyelftools."""
+    ident = _read(stream, 0, 16)
+    if ident is None or ident[4] not in _LAYOUTS or ident[5] not in _BYTE_ORDERS:
+        return None
+    order = _BYTE_ORDERS[ident[5]]
+    header, section, entry = (order + f for f in _LAYOUTS[ident[4]])
+    fields = _read(stream, 16, struct.calcsize(header))
+    if fields is None or ident[7] not in OSABIS:
+        return None
+    _, machine, *_, shoff, _, _, _, _, shentsize, shnum, _ = struct.unpack(header, fields)
+    if machine not in MACHINES or shentsize != struct.calcsize(section):
+        return None
+    if not 0 < shnum <= MAX_SECTIONS or (table := _read(stream, shoff, shnum * shentsize)) is None:
+        return None
+    sections = list(struct.iter_unpack(section, table))
+    dynamic = [s for s in sections if s[1] == SHT_DYNAMIC]
+    if len(dynamic) != 1:
+        return None
+    _, _, _, _, offset, size, link, _, _, entsize = dynamic[0]
+    if entsize != struct.calcsize(entry) or size > MAX_DYNAMIC or link >= shnum:
+        return None
+    if sections[link][1] != SHT_STRTAB or (entries := _read(stream, offset, size)) is None:
+        return None
+    tags = struct.iter_unpack(entry, entries[: size - size % entsize])
+    names = _dynamic_names(stream, tags, (sections[link][4], sections[link][5]))
+    if names is None:
+        return None
+    return ElfInfo(32 * ident[4], MACHINES[machine], OSABIS[ident[7]], *names)
+
+
+def _dynamic_names(
+    stream: BinaryIO, tags: Iterator[tuple[int, ...]], strings: tuple[int, int]
+) -> tuple[str | None, tuple[str, ...]] | None:
+    """DT_SONAME (the last one, as pyelftools reads it) and every DT_NEEDED of the
+    dynamic entries ``tags`` up to their DT_NULL, named in the string table ``strings``;
+    ``None`` without a DT_NULL or for a name ``_name`` refuses."""
+    soname: str | None = None
+    needed: list[str] = []
+    for tag, value in tags:
+        if tag == DT_NULL:
+            return soname, tuple(needed)
+        if tag in (DT_NEEDED, DT_SONAME):
+            name = _name(stream, strings, value)
+            if name is None:
+                return None
+            if tag == DT_SONAME:
+                soname = name
+            else:
+                needed.append(name)
+    return None
+
+
 def _parse(stream: BinaryIO) -> ElfInfo | str:
     # Imported here, not at the top: a manifest resolution must not pay for pyelftools.
+    stream.seek(0)
     from elftools.common.exceptions import ELFError  # noqa: PLC0415  pyelftools: ~50 ms
     from elftools.elf.dynamic import DynamicSection  # noqa: PLC0415  pyelftools: ~50 ms
     from elftools.elf.elffile import ELFFile  # noqa: PLC0415  pyelftools: ~50 ms
