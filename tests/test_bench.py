@@ -88,6 +88,23 @@ def test_fast_path_breakdown_accounts_for_the_hit() -> None:
     assert any(f[0] == "stat" for f in facts) and any(f[0] == "env" for f in facts), out
 
 
+def test_cold_path_breakdown_accounts_for_the_first_process() -> None:
+    """Each phase is part of the whole; from a manifest no tool is asked and its
+    components are judged, without one the tools are asked at once."""
+    out = bench("cold_path.py", "--runs", "1").stdout
+    header = next(line.split() for line in out.splitlines() if line.split()[:1] == ["shim"])
+    rows = {}
+    for case in ("manifest-cold", "miss"):
+        (row,) = lines_starting(out, case)
+        rows[case] = dict(zip(header, map(float, row.split()[1:]), strict=True))
+        phases = rows[case]
+        parts = sum(v for k, v in phases.items() if k != "total")
+        assert 0 < parts <= phases["total"] * 1.01, row
+        assert phases["resolver"] > 0 and phases["tools"] > 0 and phases["store"] > 0, row
+    assert rows["manifest-cold"]["ask"] == 0 and rows["miss"]["ask"] > 0, out
+    assert rows["manifest-cold"]["manifest"] > 0, out
+
+
 @pytest.mark.torch
 def test_cluster_bench_times_both_cases() -> None:
     """One round of torchrun jobs (two workers each, for the test's time), off and on:
