@@ -30,15 +30,14 @@ Usage: ``python bench/cold_path.py [--runs 9] [--module triton|torch]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from activation import last_line, make_cases, stdlib_loaded_by, user_environ
+from activation import make_cases, stdlib_loaded_by, user_environ
+from fast_path import PRELUDE, phase_times
 
 # Component -> the column it is timed in.
 GROUPS = {
@@ -57,15 +56,8 @@ GROUPS = {
 ORDER = ("shim", "resolver", "lock", "host", "manifest", "ask", "tools", "cc", "headers")
 ORDER += ("driver", "torch", "plan", "store", "load", "apply", "total")
 
+# The phases of a first process, after ``fast_path.PRELUDE``; ``module`` is imported last.
 PHASES = r"""
-import contextlib, importlib, json, sys, time
-for name in {preload!r}:
-    try:
-        importlib.import_module(name)
-    except Exception:
-        pass
-clock = time.perf_counter
-spent = {{}}
 start = clock()
 import triton_toolchain._activate as activation
 spent["shim"] = clock() - start
@@ -73,19 +65,6 @@ start = clock()
 from triton_toolchain import _observe, _plan, _resolve
 spent["resolver"] = clock() - start
 groups = {groups!r}
-
-def add(phase, began):
-    spent[phase] = spent.get(phase, 0.0) + clock() - began
-
-def timed(module, name, phase):
-    original = getattr(module, name)
-    def wrapper(*args, **kwargs):
-        began = clock()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            add(phase, began)
-    setattr(module, name, wrapper)
 
 for module, name, phase in [
     (_resolve, "_ask_ahead", "ask"), (_observe, "store", "store"),
@@ -129,15 +108,8 @@ def main() -> int:
     preload = stdlib_loaded_by(args.module, {**base, "TRITON_TOOLCHAIN": "off"})
     with tempfile.TemporaryDirectory() as tmp:
         cases = {k: v for k, v in make_cases(tmp, base).items() if k in ("manifest-cold", "miss")}
-        code = PHASES.format(preload=preload, module=args.module, groups=GROUPS)
-        phases: dict[str, dict[str, list[float]]] = {case: {} for case in cases}
-        for round_ in range(args.runs + 1):  # the first round warms the page cache up
-            for case, env in cases.items():
-                shutil.rmtree(env["HOME"], ignore_errors=True)
-                seen = json.loads(last_line(code, env))
-                for phase in ORDER:
-                    if round_:
-                        phases[case].setdefault(phase, []).append(seen.get(phase, 0.0))
+        code = (PRELUDE + PHASES).format(preload=preload, module=args.module, groups=GROUPS)
+        phases = phase_times(code, cases, args.runs, ORDER, cold=True)
     print(f"import {args.module}, an empty cache: median ms of {args.runs} fresh interpreters")
     print(f"  {'':13} " + " ".join(f"{p:>8}" for p in ORDER))
     for case in cases:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -34,8 +35,12 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from activation import last_line, make_cases, stdlib_loaded_by, user_environ
 
-PHASES = r"""
-import importlib, json, sys, time
+# What a phase script starts with: the standard modules the import loads anyway, then
+# ``spent`` (phase -> seconds), ``add`` and ``timed`` (a function of a module, wrapped to
+# add its time to a phase). A ``str.format`` template of ``preload`` (shared with
+# ``bench/cold_path.py``).
+PRELUDE = r"""
+import contextlib, importlib, json, sys, time
 for name in {preload!r}:
     try:
         importlib.import_module(name)
@@ -43,10 +48,9 @@ for name in {preload!r}:
         pass
 clock = time.perf_counter
 spent = {{}}
-start = clock()
-import triton_toolchain._activate as activation
-from triton_toolchain import _record
-spent["import"] = clock() - start
+
+def add(phase, began):
+    spent[phase] = spent.get(phase, 0.0) + clock() - began
 
 def timed(module, name, phase):
     original = getattr(module, name)
@@ -55,8 +59,15 @@ def timed(module, name, phase):
         try:
             return original(*args, **kwargs)
         finally:
-            spent[phase] = spent.get(phase, 0.0) + clock() - began
+            add(phase, began)
     setattr(module, name, wrapper)
+"""
+# The phases of a hit, after ``PRELUDE``; ``module`` is imported last.
+PHASES = r"""
+start = clock()
+import triton_toolchain._activate as activation
+from triton_toolchain import _record
+spent["import"] = clock() - start
 
 for module, name, phase in [
     (activation, "loaded_drivers", "maps"), (_record, "stored", "record"),
@@ -95,6 +106,24 @@ print(json.dumps({{op: [count[op], spent[op] * 1000] for op in spent}}))
 ORDER = ("import", "maps", "record", "verify", "driver", "apply", "total")
 
 
+def phase_times(
+    code: str, cases: dict[str, dict[str, str]], runs: int, order: tuple[str, ...], *, cold: bool
+) -> dict[str, dict[str, list[float]]]:
+    """Each case's milliseconds per phase (``order``) printed by ``code`` (a phase script)
+    in ``runs`` fresh interpreters, the cases interleaved, after a round that warms up
+    (and, unless ``cold``, writes the record); ``cold``: the case's home emptied first."""
+    phases: dict[str, dict[str, list[float]]] = {case: {} for case in cases}
+    for round_ in range(runs + 1):
+        for case, env in cases.items():
+            if cold:
+                shutil.rmtree(env["HOME"], ignore_errors=True)
+            seen = json.loads(last_line(code, env))
+            for phase in order:
+                if round_:
+                    phases[case].setdefault(phase, []).append(seen.get(phase, 0.0))
+    return phases
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -104,14 +133,8 @@ def main() -> int:
     preload = stdlib_loaded_by(args.module, {**base, "TRITON_TOOLCHAIN": "off"})
     with tempfile.TemporaryDirectory() as tmp:
         cases = {k: v for k, v in make_cases(tmp, base).items() if k in ("manifest", "discovery")}
-        code = PHASES.format(preload=preload, module=args.module)
-        phases: dict[str, dict[str, list[float]]] = {case: {} for case in cases}
-        for round_ in range(args.runs + 1):  # the first round records and warms up
-            for case, env in cases.items():
-                seen = json.loads(last_line(code, env))
-                for phase in ORDER:
-                    if round_:
-                        phases[case].setdefault(phase, []).append(seen.get(phase, 0.0))
+        code = (PRELUDE + PHASES).format(preload=preload, module=args.module)
+        phases = phase_times(code, cases, args.runs, ORDER, cold=False)
         print(f"import {args.module}, a record hit: median ms of {args.runs} fresh interpreters")
         print(f"  {'':9} " + " ".join(f"{p:>7}" for p in ORDER))
         for case in cases:

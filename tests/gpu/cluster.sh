@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# N workers at once on the reference GPU host (issue 23): bench/cluster.py, torchrun
-# with 8 local workers on the one GPU, each importing torch and Triton and launching a
-# small Triton kernel, an empty cache every run, the shim on against
-# TRITON_TOOLCHAIN=off, interleaved (docs/gpu.md, "Cold start, 8 workers").
+# The cold start on the reference GPU host (issue 23; docs/gpu.md, "Cold start, 8
+# workers"):
+# - N workers at once: bench/cluster.py, torchrun with 8 local workers on the one GPU,
+#   each importing torch and Triton and launching a small Triton kernel, an empty cache
+#   every run, the shim on against TRITON_TOOLCHAIN=off, interleaved ($OUT/cluster.txt);
+# - unless COLD=0, the first process alone: bench/activation.py (every case, import
+#   triton and import torch), bench/cold_path.py (where its time goes, for both), and
+#   whether the driver's libraries are read without pyelftools as pyelftools reads them
+#   ($OUT/cold.txt).
 #
 #   tests/gpu/cluster.sh WHEEL_DIR
 #
 # WHEEL_DIR holds the triton_toolchain and pyelftools wheels; the shim is installed into
-# a venv layered over the host's torch venv, as tests/gpu/run.sh does. Results:
-# $OUT/cluster.txt. Meant to finish in under 5 minutes.
+# a venv layered over the host's torch venv, as tests/gpu/run.sh does. Meant to finish
+# in under 3 minutes for the workers, 4 more for the first process.
 set -euo pipefail
 WHEELS=$(cd "${1:?usage: tests/gpu/cluster.sh WHEEL_DIR}" && pwd)
 OUT=${OUT:-$PWD/gpu-out}
@@ -29,3 +34,21 @@ shim_venv "$VENV" "$WHEELS"
 } >"$OUT/cluster.txt" 2>&1 || true
 "$VENV/bin/python" "$HERE/../../bench/cluster.py" --runs "$RUNS" --workers 8 --kernel \
   2>&1 | tee -a "$OUT/cluster.txt"
+[ "${COLD:-1}" = 1 ] || exit 0
+{
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+  "$VENV/bin/python" - <<'PY'
+import glob
+from triton_toolchain._discovery import _elf
+for path in sorted(glob.glob("/usr/lib/*-linux-gnu/libcuda.so*")):
+    with open(path, "rb") as stream:
+        plain, full = _elf._plain(stream), _elf._parse(stream)
+    print(path, "read plainly:", plain is not None, "as pyelftools reads it:", plain == full)
+PY
+} >"$OUT/cold.txt" 2>&1 || true
+cd "$HERE/../../bench"
+for args in "activation.py --runs 7" "cold_path.py --runs 7" "cold_path.py --runs 7 --module torch"; do
+  echo "\$ python bench/$args" >>"$OUT/cold.txt"
+  # shellcheck disable=SC2086  # the arguments are words
+  "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
+done

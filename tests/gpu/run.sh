@@ -165,6 +165,6 @@ fi
 # A cold start with torch, 8 workers on the one GPU (issue 23): $OUT/cluster.txt.
 if [ "${CLUSTER:-1}" = 1 ]; then
   log "cluster: torchrun, 8 workers, empty cache, on and off"
-  OUT=$OUT bash "$HERE/cluster.sh" "$WHEELS" >&2 || log "cluster: failed"
+  OUT=$OUT COLD=0 bash "$HERE/cluster.sh" "$WHEELS" >&2 || log "cluster: failed"
 fi
 log "done: $OUT/report.md"
