@@ -64,6 +64,34 @@ def test_a_library_out_of_the_ordinary_is_read_by_pyelftools(tmp_path: Path) -> 
     assert (info.osabi, info.soname) == ("ELFOSABI_FREEBSD", "libcuda.so.1")
 
 
+@pytest.mark.parametrize(
+    ("field", "where"),
+    [
+        ("e_shoff", 0x28),  # the section headers' offset
+        ("sh_offset", None),  # the dynamic section's offset
+    ],
+)
+def test_offsets_beyond_the_file_are_refused_however_large(
+    tmp_path: Path, field: str, where: int | None
+) -> None:
+    data = bytearray(built("x86_64").read_bytes())
+    if where is None:  # the dynamic section's header: e_shoff + index * 64, sh_offset at +24
+        shoff = int.from_bytes(data[0x28:0x30], "little")
+        for index in range(int.from_bytes(data[0x3C:0x3E], "little")):
+            header = shoff + index * 64
+            if int.from_bytes(data[header + 4 : header + 8], "little") == _elf.SHT_DYNAMIC:
+                where = header + 24
+    assert where is not None, field
+    for offset in (len(data), 2**63 - 1, 2**64 - 1):
+        data[where : where + 8] = offset.to_bytes(8, "little")
+        lib = tmp_path / "libcuda.so.1"
+        lib.write_bytes(bytes(data))
+        with lib.open("rb") as stream:
+            assert _elf._plain(stream) is None, (field, offset)
+        info = read_elf(lib)  # pyelftools' answer: a problem, or the facts it can read
+        assert isinstance(info, (str, ElfInfo)), (field, offset)
+
+
 def test_the_libraries_of_this_machine_read_plainly_as_pyelftools_reads_them() -> None:
     """Every shared library of the system's and the CUDA toolkit's directories that the
     plain reader reads, it reads as pyelftools does (a few hundred real files)."""

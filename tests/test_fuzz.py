@@ -528,6 +528,40 @@ def test_elf_headers_mutated(
     assert plain is None or not isinstance(full, _elf.ElfInfo) or plain == full
 
 
+def _section_headers(blob: bytes) -> tuple[int, int]:
+    """Where a 64-bit little-endian library's section headers are: (offset, bytes)."""
+    return int.from_bytes(blob[0x28:0x30], "little"), 64 * int.from_bytes(blob[0x3C:0x3E], "little")
+
+
+@examples(500)
+@given(data=st.data())
+def test_elf_fields_that_lie(
+    elves: list[bytes], data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The header's and the section headers' fields (offsets, sizes, counts, links)
+    overwritten with lies of 2, 4 or 8 bytes, up to the largest a field holds: no
+    exception, bounded memory, and the plain reader and pyelftools agree where both
+    answer."""
+    blob = bytearray(elves[0])
+    start, size = _section_headers(bytes(blob))
+    for _ in range(data.draw(st.integers(1, 4))):
+        width = data.draw(st.sampled_from((2, 4, 8)))
+        where = data.draw(st.integers(16, 63) | st.integers(start, start + size - 1))
+        lie = data.draw(
+            st.sampled_from((0, 1, len(blob), len(blob) + 1, 2 ** (8 * width) - 1))
+            | st.integers(0, 2 ** (8 * width) - 1)
+        )
+        blob[where : where + width] = lie.to_bytes(width, "little")
+    path = tmp_path_factory.getbasetemp() / "lying.so"
+    path.write_bytes(bytes(blob))
+    with bounded(len(blob)):
+        info = _elf.read_elf(path)
+    assert isinstance(info, (_elf.ElfInfo, str))
+    with path.open("rb") as stream, bounded(len(blob)):
+        plain, full = _elf._plain(stream), _elf._parse(stream)
+    assert plain is None or not isinstance(full, _elf.ElfInfo) or plain == full
+
+
 # ---------------------------------------------------------------------- LLVM bitcode
 
 

@@ -170,7 +170,10 @@ def remembered_info(text: str) -> ElfInfo | None:
 
 
 def _read(stream: BinaryIO, offset: int, size: int) -> bytes | None:
-    """``size`` bytes at ``offset``, or ``None`` where the file has fewer."""
+    """``size`` bytes at ``offset``, or ``None`` where the file has fewer (an offset
+    beyond its end, however large, is never sought)."""
+    if offset + size > stream.seek(0, os.SEEK_END):
+        return None
     stream.seek(offset)
     data = stream.read(size)
     return data if len(data) == size else None
@@ -182,8 +185,9 @@ def _name(stream: BinaryIO, table: tuple[int, int], offset: int) -> str | None:
     start, size = table
     if not 0 <= offset < size:
         return None
-    stream.seek(start + offset)
-    raw = stream.read(min(size - offset, MAX_NAME))
+    raw = _read(stream, start + offset, min(size - offset, MAX_NAME))
+    if raw is None:
+        return None
     end = raw.find(b"\0")
     return raw[:end].decode() if end >= 0 and raw[:end].isascii() else None
 
