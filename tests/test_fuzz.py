@@ -477,6 +477,9 @@ def _parse_cache(data: bytes) -> None:
     if isinstance(parsed, _ldcache.LdCache):
         for entry in parsed.entries:
             assert isinstance(entry.name, str) and isinstance(entry.arch, str)
+        # Only the entries of one name, decoded alone: those of the whole list.
+        for name in {e.name for e in parsed.entries} | {"libcuda.so.1"}:
+            assert parsed.named(name) == tuple(e for e in parsed.entries if e.name == name)
 
 
 @examples(1000)

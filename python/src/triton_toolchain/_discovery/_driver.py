@@ -453,7 +453,7 @@ def finish_driver(host: Host, ctx: Context, choice: Choice) -> Choice:
             Rejection(str(cache_path), cache, Source(SourceKind.DISCOVERED, "ld.so.cache"))
         )
     elif cache is None or not cache.named(DRIVER_SONAME):
-        what = "absent" if cache is None else f"{len(cache.entries)} entries, no {DRIVER_SONAME}"
+        what = "absent" if cache is None else f"{cache.count} entries, no {DRIVER_SONAME}"
         searched.append(f"discovered:ld.so.cache: {cache_path} ({what})")
     elif choice.found:
         judged = {key_of(Path(r.path)) for r in rejected if r.path.startswith("/")}

@@ -89,17 +89,63 @@ class CacheEntry(NamedTuple):
         return None if facts is None else self.flags == facts.ld_cache_flags
 
 
-class LdCache(NamedTuple):
-    """A parsed cache: ``format`` is ``"new"``, ``"old"`` or ``"compat"`` (old with new
-    appended)."""
+class LdCache:
+    """A parsed cache (read-only): ``format`` is ``"new"``, ``"old"`` or ``"compat"``
+    (old with new appended), ``count`` the number of entries. Every string an entry
+    points at is known to end inside the file once it is parsed; ``named`` decodes only
+    the entries of one name, ``entries`` all of them, once (thousands of objects on a
+    large machine: most of the cost of reading a cache, which the driver's search does
+    not need)."""
 
+    __slots__ = ("_all", "_base", "_data", "_rows", "format", "path")
     path: Path
     format: str
-    entries: tuple[CacheEntry, ...]
+
+    def __init__(
+        self, path: Path, fmt: str, data: bytes, base: int, rows: list[tuple[int, ...]]
+    ) -> None:
+        self.path, self.format = path, fmt
+        # A row: the flags, the offsets of the name and of the path (from ``base``), and
+        # in the new format the OS version and the hwcap.
+        self._data, self._base, self._rows = data, base, rows
+        self._all: tuple[CacheEntry, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"LdCache({str(self.path)!r}, {self.format!r}, {self.count} entries)"
+
+    @property
+    def count(self) -> int:
+        return len(self._rows)
+
+    def _entry(self, row: tuple[int, ...]) -> CacheEntry:
+        data, base = self._data, self._base
+        name, path = _string(data, base + row[1]), _string(data, base + row[2])
+        return CacheEntry(name, path, row[0], row[4] if len(row) > 4 else 0)
+
+    @property
+    def entries(self) -> tuple[CacheEntry, ...]:
+        """Every entry, in cache order."""
+        if self._all is None:
+            self._all = tuple(self._entry(row) for row in self._rows)
+        return self._all
 
     def named(self, name: str) -> tuple[CacheEntry, ...]:
-        """Entries whose SONAME is ``name``, in cache order."""
-        return tuple(e for e in self.entries if e.name == name)
+        """The entries whose SONAME is ``name``, in cache order (those of ``entries``)."""
+        data, base = self._data, self._base
+        # The string at an offset is ``name`` exactly when its bytes and a NUL are there.
+        wanted = name.encode("utf-8", "surrogateescape") + b"\0"
+        return tuple(self._entry(r) for r in self._rows if data.startswith(wanted, base + r[1]))
+
+
+def _checked(data: bytes, base: int, rows: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """``rows``, once every string they point at is known to end inside ``data`` (each
+    offset at or before the file's last NUL byte: ``ld.so`` reads them as C strings);
+    ``ValueError`` otherwise."""
+    if rows:
+        last = base + max(max(r[1], r[2]) for r in rows)
+        if last > data.rfind(b"\0"):
+            raise ValueError(f"a string at offset {last} does not end inside the file")
+    return rows
 
 
 def _string(data: bytes, offset: int) -> str:
@@ -107,7 +153,9 @@ def _string(data: bytes, offset: int) -> str:
     return data[offset:end].decode("utf-8", "surrogateescape")
 
 
-def _parse_new(data: bytes, start: int) -> list[CacheEntry]:
+def _parse_new(data: bytes, start: int) -> list[tuple[int, ...]]:
+    """The rows of the new format's table whose header is at ``start`` (its strings'
+    offsets count from there)."""
     header = data[start : start + _NEW_HEADER_SIZE]
     if len(header) < _NEW_HEADER_SIZE:
         raise ValueError("new-format header is truncated")
@@ -118,22 +166,15 @@ def _parse_new(data: bytes, start: int) -> list[CacheEntry]:
         raise ValueError(f"{nlibs} entries announced, the file ends inside the table")
     if table_end + len_strings > len(data):
         raise ValueError("string table is truncated")
-    entries = []
-    for flags, key, value, _osversion, hwcap in struct.iter_unpack(
-        order + "iIIIQ", data[start + _NEW_HEADER_SIZE : table_end]
-    ):
-        # String indices count from the start of the new header.
-        entries.append(
-            CacheEntry(_string(data, start + key), _string(data, start + value), flags, hwcap)
-        )
-    return entries
+    rows = list(struct.iter_unpack(order + "iIIIQ", data[start + _NEW_HEADER_SIZE : table_end]))
+    return _checked(data, start, rows)
 
 
 def parse_ld_cache(data: bytes, path: Path = Path("/etc/ld.so.cache")) -> LdCache | str:
     """Parse the bytes of a cache; see ``read_ld_cache``."""
     try:
         if data.startswith(NEW_MAGIC):
-            return LdCache(path, "new", tuple(_parse_new(data, 0)))
+            return LdCache(path, "new", data, 0, _parse_new(data, 0))
         if not data.startswith(OLD_MAGIC):
             return f"{path} is not a linker cache (starts with {data[:20]!r})"
         if len(data) < _OLD_HEADER.size:
@@ -144,13 +185,10 @@ def parse_ld_cache(data: bytes, path: Path = Path("/etc/ld.so.cache")) -> LdCach
             raise ValueError(f"{nlibs} entries announced, the file ends inside the table")
         new_start = -(-table_end // _ALIGN) * _ALIGN
         if data.startswith(NEW_MAGIC, new_start):
-            return LdCache(path, "compat", tuple(_parse_new(data, new_start)))
-        entries = [
-            # Old-format indices count from the end of the entry table.
-            CacheEntry(_string(data, table_end + key), _string(data, table_end + value), flags)
-            for flags, key, value in struct.iter_unpack("<iII", data[_OLD_HEADER.size : table_end])
-        ]
-        return LdCache(path, "old", tuple(entries))
+            return LdCache(path, "compat", data, new_start, _parse_new(data, new_start))
+        # Old-format offsets count from the end of the entry table.
+        rows = list(struct.iter_unpack("<iII", data[_OLD_HEADER.size : table_end]))
+        return LdCache(path, "old", data, table_end, _checked(data, table_end, rows))
     except (ValueError, IndexError, struct.error) as exc:
         return f"{path} is a damaged linker cache: {exc}"
 
