@@ -156,9 +156,10 @@ def test_malformed_caches_give_problems() -> None:
         "/etc/ld.so.cache is a damaged linker cache: "
         "1000000 entries announced, the file ends inside the table"
     )
+    path_at = len(good) - len(b"/usr/lib/libcuda.so.1x")  # the last string: its NUL cut
     assert parse_ld_cache(unterminated) == (
         "/etc/ld.so.cache is a damaged linker cache: "
-        f"a string at offset {len(good) - len(b'/usr/lib/libcuda.so.1x')} does not end inside the file"
+        f"a string at offset {path_at} does not end inside the file"
     )
     assert parse_ld_cache(b"ld.so-1.7.0\0\xff\xff\xff\x7f") == (
         "/etc/ld.so.cache is a damaged linker cache: "

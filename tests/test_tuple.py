@@ -7,7 +7,7 @@ from __future__ import annotations
 import pickle
 import typing
 
-from triton_toolchain._tuple import NamedTuple
+from triton_toolchain._tuple import NamedTuple, TypedDict
 
 
 class Ours(NamedTuple):
@@ -76,3 +76,24 @@ def test_the_values_behave_as_typings() -> None:
     assert sorted([Ours("b"), Ours("a", 2), Ours("a", 1)])[0] == ("a", 1, ())
     again = pickle.loads(pickle.dumps(ours))  # noqa: S301  bytes made on this line
     assert again == ours and type(again) is Ours
+
+
+class OursDict(TypedDict):
+    """A plain shape."""
+
+    name: str
+    size: int | None
+
+
+class TheirsDict(typing.TypedDict):
+    """A plain shape."""
+
+    name: str
+    size: int | None
+
+
+def test_a_typed_dict_makes_what_typings_makes_a_plain_dict() -> None:
+    mine, theirs = OursDict(name="a", size=None), TheirsDict(name="a", size=None)
+    assert type(mine) is type(theirs) is dict
+    assert mine == theirs == {"name": "a", "size": None}
+    assert OursDict(mine) == TheirsDict(theirs) == mine  # a copy, as dict(...) makes

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from ._catalog import COMPONENT_NAMES, COMPONENTS, TORCH_ONLY, TORCH_PART, UsedBy
 from ._discovery import _fs
@@ -40,6 +40,7 @@ from ._model import Choice, SourceKind, Toolchain
 from ._observe import recording
 from ._process import loaded_by_shim, user_environ
 from ._resolve import resolve_all
+from ._tuple import TypedDict
 
 
 class Setting(TypedDict):

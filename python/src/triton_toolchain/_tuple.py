@@ -1,4 +1,5 @@
-"""``NamedTuple`` for the value types, made without ``typing``'s check of each field.
+"""``NamedTuple`` and ``TypedDict`` for the value types, made without ``typing``'s
+check of each field.
 
 ``typing.NamedTuple`` checks every field's annotation when it makes the class; under
 ``from __future__ import annotations`` each one is a string that it compiles, which is
@@ -9,6 +10,11 @@ order, with their defaults, the module and the class body's docstring, methods a
 properties; the annotations are kept as written. Type checkers see
 ``typing.NamedTuple`` itself, and check the fields (mypy: a field without a default
 after one with a default is an error; ``collections.namedtuple`` would give it one).
+
+``TypedDict`` likewise: ``typing.TypedDict`` compiles every field's annotation too (the
+plan's three shapes cost the resolver's import 0.85 ms); a ``TypedDict`` is a plain
+``dict`` at run time whatever makes it, so here the class statement gives ``dict``
+itself. Type checkers see ``typing.TypedDict``.
 """
 
 from __future__ import annotations
@@ -16,10 +22,10 @@ from __future__ import annotations
 import collections
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["NamedTuple"]
+__all__ = ["NamedTuple", "TypedDict"]
 
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    from typing import NamedTuple, TypedDict
 else:
     # What ``collections.namedtuple`` makes itself, or the class statement gives.
     _NOT_COPIED = frozenset({"__module__", "__annotations__"})
@@ -40,3 +46,9 @@ else:
             return made
 
     NamedTuple = type.__new__(_Maker, "NamedTuple", (), {})
+
+    class _DictMaker(type):
+        def __new__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+            return dict
+
+    TypedDict = type.__new__(_DictMaker, "TypedDict", (), {})
