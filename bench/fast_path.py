@@ -8,7 +8,8 @@ the phases are timed by wrapping the shim's functions in it:
 
 - ``import``: the shim's modules the hook imports first (the package and ``_activate``,
   with ``_process``, ``_record`` and ``_trust``);
-- ``maps``: reading ``/proc/self/maps`` for a driver already mapped;
+- ``maps``: whether a driver is loaded already (``_process.drivers_now``: the dynamic
+  loader asked, ``/proc/self/maps`` read where it holds one);
 - ``record``: reading the record file and decoding its entries;
 - ``verify``: observing every fact of the matching record again;
 - ``driver``: loading the driver by absolute path (where the machine has one);
@@ -70,7 +71,7 @@ from triton_toolchain import _record
 spent["import"] = clock() - start
 
 for module, name, phase in [
-    (activation, "loaded_drivers", "maps"), (_record, "stored", "record"),
+    (activation, "drivers_now", "maps"), (_record, "stored", "record"),
     (_record, "verify", "verify"), (activation, "preload_driver", "driver"),
     (activation, "_apply_triton", "apply"), (activation, "_apply_torch", "apply"),
     (activation, "_notify", "total"),

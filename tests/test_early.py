@@ -34,6 +34,8 @@ const char *standin_runtime_driver(void) {
 PROGRAM = """
 import ctypes, json, sys
 imports = sys.argv[2].split(",") if sys.argv[2] else []
+if len(sys.argv) > 3:  # a driver loaded before any import, by its path
+    ctypes.CDLL(sys.argv[3])
 for name in imports:
     if name == "activate":
         import triton_toolchain
@@ -47,6 +49,10 @@ print(json.dumps({
     "driver": runtime.standin_runtime_driver().decode(),
     "mapped": sorted({l.split()[-1] for l in maps if "libcuda.so" in l}),
     "shim": "triton_toolchain" in sys.modules,
+    "activation": (lambda a: a and {"driver": a.driver, "notes": list(a.notes)})(
+        sys.modules["triton_toolchain._activate"].current()
+        if "triton_toolchain._activate" in sys.modules else None
+    ),
 }))
 """
 
@@ -70,11 +76,16 @@ def machine(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
 
 
 def run(
-    machine: tuple[Path, dict[str, str], Path], imports: str, *flags: str, **env: str
+    machine: tuple[Path, dict[str, str], Path],
+    imports: str,
+    *flags: str,
+    preload: Path | None = None,
+    **env: str,
 ) -> dict[str, Any]:
     runtime, base, work = machine
+    first = [str(preload)] if preload else []
     done = subprocess.run(
-        [sys.executable, *flags, "-c", PROGRAM, str(runtime), imports],
+        [sys.executable, *flags, "-c", PROGRAM, str(runtime), imports, *first],
         env={**base, **env},
         cwd=work,
         capture_output=True,
@@ -133,3 +144,49 @@ def test_explicit_activation_without_site_processing(machine: Any) -> None:
     assert got["driver"] == "chosen", got
     plain = run((runtime, env, work), "triton", "-S")
     assert plain["driver"] == "planted" and plain["shim"] is False
+
+
+@pytest.mark.parametrize("by", ["libcuda.so.1", "libcuda.so.580.159.04", "stubs/libcuda.so"])
+def test_a_driver_loaded_before_the_import_stays_the_only_one(
+    machine: Any, tmp_path: Path, by: str
+) -> None:
+    """A driver the program loaded by its path before ``import triton`` (through its
+    ``libcuda.so.1`` link, its real file, or a toolkit stub's ``libcuda.so``): the shim
+    loads no second one, says so, and every by-name load gets that one; also where an
+    earlier process's activation record names another driver (the record is not used,
+    and the process's resolution is not kept)."""
+    early = tmp_path / "early"
+    driver_standin.driver(early, marker="early")
+    driver_standin.stub(early, marker="early")
+    runtime, env, work = machine
+    env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    record = tmp_path / "cache" / "triton-toolchain" / "activation-v4.marshal"
+    for warm in (False, True):
+        if warm:  # a process without the early driver keeps its record first
+            assert run((runtime, env, work), "triton")["driver"] == "chosen"
+            assert record.is_file()
+        kept = record.read_bytes() if warm else None
+        got = run((runtime, env, work), "triton", preload=early / by)
+        assert got["driver"] == "early", got
+        assert got["mapped"] == [str((early / by).resolve())], got
+        activation = got["activation"]
+        assert Path(activation["driver"]).resolve() == (early / by).resolve(), got
+        assert any("this process had already loaded" in n for n in activation["notes"]), got
+        assert (record.read_bytes() if warm else None) == kept
+        assert warm or not record.exists()
+
+
+def test_asking_the_loader_for_a_driver_loads_none(machine: Any) -> None:
+    """``drivers_now`` asks the dynamic loader (``RTLD_NOLOAD``) before it reads the maps:
+    with a ``libcuda.so.1`` in the current directory, which a by-name load would find
+    through the empty ``LD_LIBRARY_PATH`` entry, the answer is none and none is mapped."""
+    _, env, work = machine
+    code = (
+        "import json\n"
+        "from triton_toolchain._process import drivers_now, loaded_drivers\n"
+        "print(json.dumps([drivers_now(), loaded_drivers()]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=work, capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout) == [[], []]
