@@ -7,9 +7,12 @@
 # - unless COLD=0, the first process alone: bench/activation.py (every case, import
 #   triton and import torch), bench/cold_path.py (where its time goes, for both), and
 #   whether the driver's libraries are read without pyelftools as pyelftools reads them
-#   ($OUT/cold.txt).
+#   ($OUT/cold.txt);
+# - with BEFORE=DIR (the package's source of an earlier commit: DIR/triton_toolchain),
+#   bench/activation.py and bench/fast_path.py again, that source first on PYTHONPATH,
+#   then this one's, in the same venv: the change measured on this host ($OUT/cold.txt).
 #
-#   tests/gpu/cluster.sh WHEEL_DIR
+#   tests/gpu/cluster.sh WHEEL_DIR      (WORKERS=0: without the workers)
 #
 # WHEEL_DIR holds the triton_toolchain and pyelftools wheels; the shim is installed into
 # a venv layered over the host's torch venv, as tests/gpu/run.sh does. Meant to finish
@@ -32,8 +35,10 @@ shim_venv "$VENV" "$WHEELS"
   nproc
   "$VENV/bin/python" -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
 } >"$OUT/cluster.txt" 2>&1 || true
-"$VENV/bin/python" "$HERE/../../bench/cluster.py" --runs "$RUNS" --workers 8 --kernel \
-  2>&1 | tee -a "$OUT/cluster.txt"
+if [ "${WORKERS:-1}" = 1 ]; then
+  "$VENV/bin/python" "$HERE/../../bench/cluster.py" --runs "$RUNS" --workers 8 --kernel \
+    2>&1 | tee -a "$OUT/cluster.txt"
+fi
 [ "${COLD:-1}" = 1 ] || exit 0
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
@@ -51,4 +56,14 @@ for args in "activation.py --runs 7" "cold_path.py --runs 7" "cold_path.py --run
   echo "\$ python bench/$args" >>"$OUT/cold.txt"
   # shellcheck disable=SC2086  # the arguments are words
   "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
+done
+[ -n "${BEFORE:-}" ] || exit 0
+BEFORE=$(cd "$BEFORE" && pwd)
+for args in "activation.py --runs 7" "fast_path.py --runs 9"; do
+  for who in before after; do
+    echo "\$ python bench/$args   # $who" >>"$OUT/cold.txt"
+    if [ "$who" = before ]; then path=$BEFORE; else path=; fi
+    # shellcheck disable=SC2086  # the arguments are words
+    PYTHONPATH=$path "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
+  done
 done
