@@ -19,6 +19,7 @@
 # in under 3 minutes for the workers, 4 more for the first process.
 set -euo pipefail
 WHEELS=$(cd "${1:?usage: tests/gpu/cluster.sh WHEEL_DIR}" && pwd)
+BEFORE=${BEFORE:+$(cd "$BEFORE" && pwd)}
 OUT=${OUT:-$PWD/gpu-out}
 HOST_PYTHON=${HOST_PYTHON:-/opt/torch/.venv/bin/python3}
 RUNS=${RUNS:-5}
@@ -39,10 +40,11 @@ if [ "${WORKERS:-1}" = 1 ]; then
   "$VENV/bin/python" "$HERE/../../bench/cluster.py" --runs "$RUNS" --workers 8 --kernel \
     2>&1 | tee -a "$OUT/cluster.txt"
 fi
-[ "${COLD:-1}" = 1 ] || exit 0
-{
-  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
-  "$VENV/bin/python" - <<'PY'
+cd "$HERE/../../bench"
+if [ "${COLD:-1}" = 1 ]; then
+  {
+    nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+    "$VENV/bin/python" - <<'PY'
 import glob
 from triton_toolchain._discovery import _elf
 for path in sorted(glob.glob("/usr/lib/*-linux-gnu/libcuda.so*")):
@@ -50,20 +52,20 @@ for path in sorted(glob.glob("/usr/lib/*-linux-gnu/libcuda.so*")):
         plain, full = _elf._plain(stream), _elf._parse(stream)
     print(path, "read plainly:", plain is not None, "as pyelftools reads it:", plain == full)
 PY
-} >"$OUT/cold.txt" 2>&1 || true
-cd "$HERE/../../bench"
-for args in "activation.py --runs 7" "cold_path.py --runs 7" "cold_path.py --runs 7 --module torch"; do
-  echo "\$ python bench/$args" >>"$OUT/cold.txt"
-  # shellcheck disable=SC2086  # the arguments are words
-  "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
-done
-[ -n "${BEFORE:-}" ] || exit 0
-BEFORE=$(cd "$BEFORE" && pwd)
-for args in "activation.py --runs 7" "fast_path.py --runs 9"; do
-  for who in before after; do
-    echo "\$ python bench/$args   # $who" >>"$OUT/cold.txt"
-    if [ "$who" = before ]; then path=$BEFORE; else path=; fi
+  } >"$OUT/cold.txt" 2>&1 || true
+  for args in "activation.py --runs 7" "cold_path.py --runs 7" "cold_path.py --runs 7 --module torch"; do
+    echo "\$ python bench/$args" >>"$OUT/cold.txt"
     # shellcheck disable=SC2086  # the arguments are words
-    PYTHONPATH=$path "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
+    "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
   done
-done
+fi
+if [ -n "$BEFORE" ]; then
+  for args in "activation.py --runs 7" "fast_path.py --runs 9"; do
+    for who in before after; do
+      echo "\$ python bench/$args   # $who" >>"$OUT/cold.txt"
+      if [ "$who" = before ]; then path=$BEFORE; else path=; fi
+      # shellcheck disable=SC2086  # the arguments are words
+      PYTHONPATH=$path "$VENV/bin/python" $args 2>&1 | tee -a "$OUT/cold.txt" || true
+    done
+  done
+fi
