@@ -8,8 +8,7 @@ the phases are timed by wrapping the shim's functions in it:
 
 - ``import``: the shim's modules the hook imports first (the package and ``_activate``,
   with ``_process``, ``_record`` and ``_trust``);
-- ``maps``: whether a driver is loaded already (``_process.drivers_now``: the dynamic
-  loader asked, ``/proc/self/maps`` read where it holds one);
+- ``maps``: reading ``/proc/self/maps`` for a driver already mapped;
 - ``record``: reading the record file and decoding its entries;
 - ``verify``: observing every fact of the matching record again;
 - ``driver``: loading the driver by absolute path (where the machine has one);
@@ -54,9 +53,7 @@ def add(phase, began):
     spent[phase] = spent.get(phase, 0.0) + clock() - began
 
 def timed(module, name, phase):
-    original = getattr(module, name, None)
-    if original is None:  # another commit's name for it (--before runs on GPU hosts)
-        return
+    original = getattr(module, name)
     def wrapper(*args, **kwargs):
         began = clock()
         try:
@@ -73,8 +70,7 @@ from triton_toolchain import _record
 spent["import"] = clock() - start
 
 for module, name, phase in [
-    (activation, "drivers_now", "maps"), (activation, "loaded_drivers", "maps"),
-    (_record, "stored", "record"),
+    (activation, "loaded_drivers", "maps"), (_record, "stored", "record"),
     (_record, "verify", "verify"), (activation, "preload_driver", "driver"),
     (activation, "_apply_triton", "apply"), (activation, "_apply_torch", "apply"),
     (activation, "_notify", "total"),

@@ -64,7 +64,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _record
-from ._process import LOCK, SHIM, Patches, Report, drivers_now, preload_driver, user_environ
+from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -355,7 +355,7 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
     key = _record.identity(arch, scope)
     # What this process loaded is no fact of the machine: with a driver mapped, resolve
     # (torch's part alone looks at no driver).
-    _STATE.mapped = drivers_now()
+    _STATE.mapped = loaded_drivers()
     mapped = bool(_STATE.mapped) and scope != "torch"
     if mapped:
         # Another driver is in the process: this resolution is its own, never kept.

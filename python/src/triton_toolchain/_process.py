@@ -1,6 +1,6 @@
 """What every layer of the shim needs of this process: the replacements made in it
 (``Patches``, each replacement carrying the original as ``ORIGINAL``), what one
-application did (``Report``), the NVIDIA drivers mapped into it (``drivers_now``)
+application did (``Report``), the NVIDIA drivers mapped into it (``loaded_drivers``)
 and loading one by its absolute path (``preload_driver``), and the user's own
 environment (``user_environ``: ``os.environ`` without the values the shim wrote).
 
@@ -81,43 +81,6 @@ def loaded_drivers(maps: str = MAPS) -> list[str]:
     return drivers_in(b"".join(chunks))
 
 
-# The names a loaded driver answers to in the dynamic loader: ``libcuda.so.1``, the
-# SONAME of every NVIDIA driver library (desktop and data centre, WSL's copies, Jetson's
-# ``libcuda.so.1.1``) and of CUDA's link stubs, and ``libcuda.so``, the stubs' file name.
-DRIVER_NAMES = ("libcuda.so.1", "libcuda.so")
-
-
-def _dynamic_loader_has_driver() -> bool:
-    """Whether the dynamic loader holds a library named as in ``DRIVER_NAMES`` (by its
-    SONAME, or by the name it was loaded by): ``dlopen`` with ``RTLD_NOLOAD``, which only
-    looks at what is loaded, opening no file. True where it cannot be asked."""
-    nowhere = getattr(os, "RTLD_NOLOAD", 0)
-    try:
-        import _ctypes  # noqa: PLC0415  loaded by Triton's and torch's imports anyway
-    except ImportError:
-        return True
-    if not nowhere or not hasattr(_ctypes, "dlclose"):
-        return True
-    for name in DRIVER_NAMES:
-        try:
-            handle = _ctypes.dlopen(name, nowhere | os.RTLD_LAZY)
-        except OSError:
-            continue
-        _ctypes.dlclose(handle)
-        return True
-    return False
-
-
-def drivers_now() -> list[str]:
-    """``loaded_drivers()`` of this process, read only where the dynamic loader holds a
-    driver (``_dynamic_loader_has_driver``): the maps of a process that imports Triton
-    take ~0.3 ms for the kernel to write, the question a few microseconds. A file named
-    ``libcuda.so*`` that the loader knows by no name of ``DRIVER_NAMES`` (no SONAME, and
-    loaded by a path) is not counted, nor one in another link namespace (``dlmopen``):
-    neither is a driver that a ``dlopen("libcuda.so.1")`` of Triton or torch would get."""
-    return loaded_drivers() if _dynamic_loader_has_driver() else []
-
-
 def drivers_in(text: bytes) -> list[str]:
     """The ``libcuda.so*`` paths in the bytes of a ``/proc/PID/maps`` file, in order,
     each once (any bytes: a path may hold any byte but NUL and newline)."""
@@ -141,10 +104,10 @@ def preload_driver(path: str, loaded: list[str] | None = None) -> str:
     matches loaded objects by SONAME before it searches ``LD_LIBRARY_PATH``, whose empty
     entries mean the current directory). A driver already loaded is kept: two drivers
     in one process cannot work; the resolver reports that one as found in the process.
-    ``loaded``: ``drivers_now()`` as the caller has just read it.
+    ``loaded``: ``loaded_drivers()`` as the caller has just read it.
     """
     if loaded is None:
-        loaded = drivers_now()
+        loaded = loaded_drivers()
     if loaded:
         return loaded[0]
     if not os.path.isabs(path):

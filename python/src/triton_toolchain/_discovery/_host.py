@@ -21,7 +21,7 @@ from typing import Any
 
 from .._catalog import MACHINES, TritonRelease, assigned_version, major_minor, triton_release
 from .._observe import observe, observed_env
-from .._process import MAPS, drivers_now, loaded_drivers
+from .._process import MAPS, loaded_drivers
 from .._record import cache_dir
 from . import _fs
 
@@ -235,13 +235,10 @@ class Host:
         return facts.cuda_targets if facts else ()
 
     def mapped_drivers(self) -> list[str]:
-        """The ``libcuda.so*`` files mapped into this process: on ``/``, the activation's
-        answer (``_process.drivers_now``); under another root, its ``/proc/self/maps``
-        (a test's fake root may hold one). Not recorded as a fact: what one process
-        loaded is no fact of the machine, and a resolution made with a driver mapped is
-        never kept as an activation record (``_activate``)."""
-        if self.root == Path("/"):
-            return drivers_now()
+        """The ``libcuda.so*`` files mapped into this process, from ``/proc/self/maps``
+        under the root (a test's fake root may hold one). Not recorded as a fact: what
+        one process loaded is no fact of the machine, and a resolution made with a
+        driver mapped is never kept as an activation record (``_activate``)."""
         return loaded_drivers(str(self.at(MAPS)))
 
     def at(self, path: str) -> Path:
