@@ -174,4 +174,3 @@ def test_a_driver_loaded_before_the_import_stays_the_only_one(
         assert any("this process had already loaded" in n for n in activation["notes"]), got
         assert (record.read_bytes() if warm else None) == kept
         assert warm or not record.exists()
-

@@ -56,6 +56,17 @@ def test_read_regular_reads_a_file_whole_up_to_its_bound(tmp_path: Path) -> None
     assert _fs.read_regular(tmp_path / "link", 1 << 20) == path.read_bytes()
 
 
+def test_read_regular_of_a_files_head_judges_the_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(bytes(range(100)))
+    assert _fs.read_regular(path, 100, first=10) == bytes(range(10))
+    assert _fs.read_regular(path, 100, first=1000) == bytes(range(100))  # all of it
+    with pytest.raises(_fs.ReadProblem, match=r"^is larger than 50 bytes$"):
+        _fs.read_regular(path, 50, first=10)  # the file is still too large to be one
+    with pytest.raises(_fs.ReadProblem, match=r"^is a directory, not a regular file$"):
+        _fs.read_regular(tmp_path, 100, first=10)
+
+
 @pytest.mark.parametrize(
     ("name", "reason"),
     [

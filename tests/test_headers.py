@@ -19,6 +19,7 @@ from tool_fixtures import (
     python_include,
     write_os_release,
 )
+from triton_toolchain._discovery import _headers
 from triton_toolchain._discovery._bitcode import bitcode_problem
 from triton_toolchain._discovery._headers import (
     LOCATORS,
@@ -137,6 +138,43 @@ def test_os_release_fallback_and_quotes(tmp_path: Path) -> None:
 
 def test_cuda_h_version() -> None:
     assert cuda_h_version(REAL_CUDA / "include/cuda.h") == "13.0"
+
+
+def _whole_file_version(data: bytes) -> str | None:
+    """The first definition in all of ``data``, as reading the whole file finds it."""
+    found = re.search(_headers._CUDA_VERSION, data)
+    return None if found is None else f"{int(found[1]) // 1000}.{int(found[1]) % 1000 // 10}"
+
+
+CUT = _headers.CUDA_H_HEAD
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        # (bytes before the line, the line, what follows): around the head's cut.
+        (0, b"#define CUDA_VERSION 12080\n", b""),
+        (CUT - 40, b"#define CUDA_VERSION 12080\n", b""),
+        (CUT - 26, b"#define CUDA_VERSION 12080", b"\n"),  # the number ends at the cut
+        (CUT - 25, b"#define CUDA_VERSION 12080", b"5\n"),  # the number goes on past it
+        (CUT - 10, b"#define CUDA_VERSION 12080\n", b""),  # the line across the cut
+        (CUT + 10, b"#define CUDA_VERSION 12080\n", b""),  # only after the head
+        (CUT - 40, b"#define CUDA_VERSION 13000\n", b"#define CUDA_VERSION 12080\n"),
+        (CUT - 40, b"#define CUDA_VERSION 1234567890\n", b"#define CUDA_VERSION 12080\n"),
+        (CUT * 2, b"", b""),  # none at all
+    ],
+)
+def test_cuda_h_version_reads_the_head_first_as_the_whole_file_reads(
+    tmp_path: Path, layout: tuple[int, bytes, bytes]
+) -> None:
+    before, line, after = layout
+    filler = b"/* " + b"x" * 70 + b" */\n"
+    data = (filler * (before // len(filler) + 1))[:before]
+    data = data[:-1] + b"\n" if data else data
+    data += line + after + filler * (CUT // len(filler) + 1)  # longer than the head
+    (tmp_path / "cuda.h").write_bytes(data)
+    assert len(data) > CUT
+    assert cuda_h_version(tmp_path / "cuda.h") == _whole_file_version(data)
 
 
 def test_bundled_cuda_headers_first(tmp_path: Path) -> None:

@@ -116,13 +116,16 @@ class ReadProblem(Exception):
     """A file that cannot be read as asked; the message says why (no path in it)."""
 
 
-def read_regular(path: PathLike, limit: int) -> bytes:
-    """The bytes of the regular file at ``path`` (after links).
+def read_regular(path: PathLike, limit: int, *, first: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (after links); with ``first``, only its
+    first ``first`` bytes (all of a shorter file), the file's size still judged against
+    ``limit``.
 
     Raises ``ReadProblem`` ("is a FIFO, not a regular file", "is larger than 1048576
     bytes", "does not exist", "cannot be read: Permission denied"). Files under
     ``/proc`` and ``/sys`` are recorded by their content, others by their status.
     """
+    wanted = limit if first is None else min(first, limit)
     name = os.fspath(path)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -142,8 +145,8 @@ def read_regular(path: PathLike, limit: int) -> bytes:
             observe("stat", name)
             raise ReadProblem(f"is larger than {limit} bytes")
         chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+        while size <= wanted:
+            chunk = os.read(fd, min(1 << 20, wanted + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -158,7 +161,7 @@ def read_regular(path: PathLike, limit: int) -> bytes:
         observe("content", name)
     else:
         observe("stat", name)
-    return b"".join(chunks)
+    return b"".join(chunks)[:wanted] if first is not None else b"".join(chunks)
 
 
 def read_text(path: PathLike, limit: int = 1 << 20) -> str:

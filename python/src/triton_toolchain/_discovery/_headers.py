@@ -167,10 +167,22 @@ def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
 _CUDA_VERSION = rb"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d{1,9})(?![\d])"
 
 
+CUDA_H_LIMIT = 16 << 20
+# cuda.h defines CUDA_VERSION near its top (CUDA 12 and 13: within its first 15 KB of
+# more than 1 MB), so its head is searched first.
+CUDA_H_HEAD = 1 << 16
+
+
 def cuda_h_version(cuda_h: Path) -> str | None:
-    """``"13.0"`` from ``#define CUDA_VERSION 13000`` in ``cuda_h``, else ``None``."""
+    """``"13.0"`` from ``#define CUDA_VERSION 13000`` in ``cuda_h``, else ``None``: the
+    file's first definition. Its first ``CUDA_H_HEAD`` bytes are searched first, and the
+    whole file only where they hold none, or one whose number runs up to the cut: a
+    definition is one line, so none can start before the one found in the head."""
     try:
-        found = re.search(_CUDA_VERSION, _fs.read_regular(cuda_h, 16 << 20))
+        head = _fs.read_regular(cuda_h, CUDA_H_LIMIT, first=CUDA_H_HEAD)
+        found = re.search(_CUDA_VERSION, head)
+        if len(head) == CUDA_H_HEAD and (found is None or found.end() == len(head)):
+            found = re.search(_CUDA_VERSION, _fs.read_regular(cuda_h, CUDA_H_LIMIT))
     except _fs.ReadProblem:
         return None
     if found is None:
