@@ -161,7 +161,7 @@ def read_regular(path: PathLike, limit: int, *, first: int | None = None) -> byt
         observe("content", name)
     else:
         observe("stat", name)
-    return b"".join(chunks)[:wanted] if first is not None else b"".join(chunks)
+    return b"".join(chunks)[:wanted]
 
 
 def read_text(path: PathLike, limit: int = 1 << 20) -> str:
