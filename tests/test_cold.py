@@ -99,6 +99,27 @@ def test_a_compiler_changed_between_processes_is_seen_though_import_triton_reuse
     assert changed["resolved"] and changed["CXX"] == changed["cxx"] == str(second / "g++")
 
 
+MAPS_READS = """
+import json, sys
+reads = []
+sys.addaudithook(lambda e, a: reads.append(a[0]) if e == "open" and a[0] == "/proc/self/maps"
+                 else None)
+import triton
+from triton_toolchain import _activate
+print(json.dumps({"reads": len(reads), "resolved": "triton_toolchain._resolve" in sys.modules}))
+"""
+
+
+def test_a_first_import_reads_the_processs_mappings_once(tmp_path: Path) -> None:
+    """The activation reads ``/proc/self/maps`` and hands what it read to the resolution
+    (``Host.mapped``), which rests on it: the file is read once per process, not twice."""
+    env = clean_env(tmp_path / "home")
+    done = run([sys.executable, "-c", MAPS_READS], env).clean()
+    assert done.returncode == 0, done.output
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert got == {"reads": 1, "resolved": True}, got
+
+
 # ---------------------------------------------------------------- tools asked at once
 
 

@@ -361,7 +361,7 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
         # Another driver is in the process: this resolution is its own, never kept.
         from ._plan import resolve_plan  # noqa: PLC0415  a miss only
 
-        plan = resolve_plan(arch, environ, scope=scope)[0]
+        plan = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)[0]
     else:
         # The record checks a plan's shape (``_record.PLAN``) before it returns one.
         kept = cast("Plan | None", _record.lookup(key, environ))
@@ -384,7 +384,7 @@ def _resolve_and_store(
         if plan is None:
             from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 
-            plan, facts = resolve_plan(arch, environ, scope=scope)
+            plan, facts = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)
             store(key, facts, without_history(plan), environ)
         return plan
 

@@ -153,13 +153,19 @@ LEFT_OUT: dict[str, frozenset[str]] = {
 
 
 def resolve_plan(
-    arch: int | None, environ: Mapping[str, str], *, scope: Scope = "all"
+    arch: int | None,
+    environ: Mapping[str, str],
+    *,
+    scope: Scope = "all",
+    mapped: list[str] | None = None,
 ) -> tuple[Plan, Any]:
     """Resolve ``scope`` for this process with ``environ``: the plan and the facts it
-    rests on."""
+    rests on. ``mapped``: the drivers mapped into this process, as the caller has just
+    read them (``Host.mapped``; ``None``: read again)."""
     leave_out = LEFT_OUT[scope]
-    with recording() as facts:
-        plan = plan_of(resolve_all(arch, host=Host.current(environ), leave_out=leave_out))
+    with recording() as facts:  # the host's facts (Triton's package) included
+        host = Host.current(environ, mapped=None if mapped is None else tuple(mapped))
+        plan = plan_of(resolve_all(arch, host=host, leave_out=leave_out))
     return plan, facts
 
 

@@ -141,6 +141,9 @@ class Host:
     verify: bool
     # Drivers the shim itself loaded into this process: not "loaded by someone else".
     loaded_by_shim: frozenset[str]
+    # The drivers mapped into this process as the caller has just read them
+    # (``_process.loaded_drivers``); ``None``: read when asked (``mapped_drivers``).
+    mapped: tuple[str, ...] | None
 
     def __init__(
         self,
@@ -157,6 +160,7 @@ class Host:
         triton: TritonRelease | None = None,
         verify: bool = False,
         loaded_by_shim: frozenset[str] = frozenset(),
+        mapped: tuple[str, ...] | None = None,
     ) -> None:
         self.__dict__.update(
             root=root,
@@ -171,6 +175,7 @@ class Host:
             triton=triton,
             verify=verify,
             loaded_by_shim=loaded_by_shim,
+            mapped=mapped,
         )
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -185,9 +190,16 @@ class Host:
         return f"Host(root={str(self.root)!r}, machine={self.machine!r}, verify={self.verify})"
 
     @classmethod
-    def current(cls, environ: Mapping[str, str] | None = None, *, verify: bool = False) -> Host:
+    def current(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        verify: bool = False,
+        mapped: tuple[str, ...] | None = None,
+    ) -> Host:
         """This process: ``/``, ``environ`` (default ``os.environ``), ``sys``, and the
-        packages the import system finds."""
+        packages the import system finds; ``mapped``: the drivers mapped into it, as the
+        caller has just read them (``None``: read when asked)."""
         triton_dir = next(iter(_package("triton")), None)
         return cls(
             environ=RecordedEnviron(os.environ if environ is None else environ),
@@ -195,6 +207,7 @@ class Host:
             packages=None,
             triton=triton_release(triton_version(triton_dir)),
             verify=verify,
+            mapped=mapped,
         )
 
     @functools.cached_property
@@ -238,7 +251,11 @@ class Host:
         """The ``libcuda.so*`` files mapped into this process, from ``/proc/self/maps``
         under the root (a test's fake root may hold one). Not recorded as a fact: what
         one process loaded is no fact of the machine, and a resolution made with a
-        driver mapped is never kept as an activation record (``_activate``)."""
+        driver mapped is never kept as an activation record (``_activate``). ``mapped``
+        where the caller gave it: the activation reads the file once, and the resolution
+        it keeps rests on what it read (no driver)."""
+        if self.mapped is not None:
+            return list(self.mapped)
         return loaded_drivers(str(self.at(MAPS)))
 
     def at(self, path: str) -> Path:
