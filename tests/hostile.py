@@ -176,13 +176,13 @@ def reachable(path: Path) -> None:
         parent.chmod(mode | 0o055 if parent.is_dir() else mode | 0o044)
 
 
-def write_as(uid: int, path: Path, text: str, *, mode: int = 0o644) -> Path:
+def write_as(uid: int, path: Path, text: str | bytes, *, mode: int = 0o644) -> Path:
     """Write ``path`` as the user ``uid`` (through ``setpriv``, into a directory that user
     may write): the file is theirs, as if they had planted it."""
     script = f"umask 022; cat > {shlex.quote(str(path))}; chmod {mode:o} {shlex.quote(str(path))}"
     done = subprocess.run(
         as_user(uid, ["/bin/sh", "-c", script]),
-        input=text.encode(),
+        input=text if isinstance(text, bytes) else text.encode(),
         capture_output=True,
         check=False,
     )

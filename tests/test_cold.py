@@ -295,3 +295,21 @@ def test_a_planted_lock_file_is_neither_followed_nor_believed(tmp_path: Path, pl
         assert waited is False
     assert time.monotonic() - start < 1
     assert victim.read_text() == "theirs\n"
+
+
+JSON_LOADED = """
+import sys
+before = "json" in sys.modules
+from triton_toolchain import _activate
+_activate.resolved_plan(None, "triton")
+print(before, "json" in sys.modules, "triton_toolchain._resolve" in sys.modules)
+"""
+
+
+def test_a_first_process_without_a_manifest_does_not_import_json(tmp_path: Path) -> None:
+    """The tools' answers are kept with ``marshal`` (``_answers``): ``json``, whose import
+    cost a first process about a millisecond, loads only for a manifest or exports."""
+    env = clean_env(tmp_path / "home")
+    done = run([sys.executable, "-c", JSON_LOADED], env).clean()
+    assert done.returncode == 0, done.output
+    assert done.stdout.split() == ["False", "False", "True"], done.output

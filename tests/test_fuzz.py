@@ -366,7 +366,7 @@ def test_marshal_walk_bounds_what_marshal_allocates(data: bytes) -> None:
     """What ``bounded`` lets through decodes within the bound (or is refused by
     ``marshal`` itself, a reference to nothing, a digit out of range: a miss)."""
     with bounded(len(data)):
-        decoded = _record._load(data)
+        decoded = _record.load_bounded(data)
     assert decoded is None or _record.bounded(data)
 
 
@@ -410,18 +410,37 @@ def _parse_answers(data: bytes) -> None:
         assert info is None or info.elf_class in (32, 64)
 
 
+def _answers_file(payload: bytes) -> bytes:
+    return _answers.ANSWERS_HEADER + payload
+
+
+ANSWER_ENTRIES = st.dictionaries(
+    st.text(max_size=20), st.tuples(st.booleans(), st.text(max_size=20)).map(list), max_size=8
+)
+
+
 @examples(500)
 @given(
     st.binary(max_size=300)
-    | JSON_VALUES.map(lambda v: json.dumps(v).encode())
-    | st.dictionaries(st.text(max_size=20), JSON_VALUES, max_size=5).map(
-        lambda v: json.dumps(v).encode()
+    | st.binary(max_size=300).map(_answers_file)
+    | VALUES.map(lambda v: _answers_file(marshal.dumps(v, 4)))
+    | st.dictionaries(st.text(max_size=20), VALUES, max_size=5).map(
+        lambda v: _answers_file(marshal.dumps(v, 4))
     )
-    | NESTED.map(str.encode)
-    | st.integers(1, 200_000).map(lambda n: b'{"k": [true, "x"], "n": ' + b"7" * n + b"}")
+    | st.integers(1, 100_000).map(lambda n: _answers_file(b"[\x01\x00\x00\x00" * n))
+    | st.integers(1, 200_000).map(
+        lambda n: _answers_file(b"l" + n.to_bytes(4, "little") + b"\x01\x00" * n)
+    )
 )
 def test_answers_random(data: bytes) -> None:
     _parse_answers(data)
+
+
+@examples(300)
+@given(ANSWER_ENTRIES)
+def test_answers_read_back_as_written(entries: dict[str, list[Any]]) -> None:
+    """Whatever the shim writes it reads back whole: never a miss for its own file."""
+    assert _answers.parse(_answers.encode(entries)) == entries
 
 
 @examples(500)
@@ -430,27 +449,39 @@ def test_answers_mutated(real_answers: bytes, data: st.DataObject) -> None:
     _parse_answers(data.draw(mutated([real_answers])))
 
 
-JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
-ELF_FACTS = st.fixed_dictionaries(
-    {},
-    optional={
-        "elf_class": st.sampled_from((32, 64, "64", 63, True)) | JSON_SCALARS,
-        "machine": st.sampled_from(("EM_X86_64", 62)) | JSON_SCALARS,
-        "osabi": st.sampled_from(("ELFOSABI_SYSV",)) | JSON_SCALARS,
-        "soname": st.none() | st.text(max_size=10) | JSON_SCALARS,
-        "needed": st.lists(st.text(max_size=10) | JSON_SCALARS, max_size=3) | JSON_SCALARS,
-        "extra": JSON_SCALARS,
-    },
+NAMES = st.text(max_size=10)
+ELF_INFOS = st.builds(
+    _elf.ElfInfo,
+    st.sampled_from((32, 64)),
+    NAMES,
+    NAMES,
+    st.none() | NAMES,
+    st.lists(NAMES, max_size=3).map(tuple),
 )
+ELF_TEXT = st.lists(
+    st.sampled_from(("32", "64", "63", "-", "=", "=libcuda.so.1", "EM_X86_64", "")) | NAMES,
+    max_size=7,
+).map("\0".join)
 
 
 @examples(500)
-@given(ELF_FACTS.map(json.dumps) | st.text(max_size=100))
+@given(ELF_TEXT | ELF_INFOS.map(lambda i: _elf.remembered_text(i) or "") | st.text(max_size=100))
 def test_remembered_elf_facts(text: str) -> None:
     with bounded(len(text)):
         info = _elf.remembered_info(text)
     if info is not None:
         assert info.describe and all(isinstance(n, str) for n in info.needed)
+        assert _elf.remembered_text(info) == text  # one text for one set of facts
+
+
+@examples(300)
+@given(ELF_INFOS)
+def test_elf_facts_read_back_as_remembered(info: _elf.ElfInfo) -> None:
+    """Facts with a NUL in a name are not remembered; all others come back equal."""
+    text = _elf.remembered_text(info)
+    names = [info.machine, info.osabi, info.soname or "", *info.needed]
+    assert (text is None) == any("\0" in n for n in names)
+    assert text is None or _elf.remembered_info(text) == info
 
 
 # ----------------------------------------------------------------------- ld.so.cache

@@ -1,4 +1,4 @@
-"""Hostile corpus, what the shim remembers: the tools' answers (``answers-v2.json``) and
+"""Hostile corpus, what the shim remembers: the tools' answers (``answers-v3.marshal``) and
 the activation record (``activation-v4.marshal``) are believed only from a directory this
 user alone can write, never outlive a change of the file they describe (its change
 time included), and a damaged file of any kind only means asking again, quickly.
@@ -38,7 +38,8 @@ from hostile import (
 )
 from tool_fixtures import RELEASE_LINE, fake_ptxas, write_script
 from triton_layouts import Layout, run_scenario, scenario_env
-from triton_toolchain._discovery._answers import ANSWERS_FILE
+from triton_toolchain._discovery._answers import ANSWERS_FILE, ANSWERS_HEADER
+from triton_toolchain._discovery._answers import parse as parse_answers
 from triton_toolchain._observe import encode
 from triton_toolchain._record import RECORD_FILE, RECORD_HEADER, decode
 
@@ -58,28 +59,31 @@ def _doctor(env: dict[str, str], **kwargs: object) -> str | None:
     return _version(done.stdout)
 
 
-def _lying_answers(tmp: Path, tool: Path) -> str:
-    """The answers file this shim writes for ``tool``, edited to say ``LIE``."""
+def _lying_answers(tmp: Path, tool: Path) -> bytes:
+    """The answers file this shim writes for ``tool``, edited to say ``LIE``: a file it
+    would believe in its own private cache."""
     cache = tmp / "honest-cache"
     env = clean_env(tmp / "honest-home", XDG_CACHE_HOME=str(cache), TRITON_PTXAS_PATH=str(tool))
     assert _doctor(env) == REAL
-    text = (cache / "triton-toolchain" / ANSWERS_FILE).read_text()
-    assert f"release {REAL}" in text
-    return text.replace(f"release {REAL}", f"release {LIE}")
+    data = (cache / "triton-toolchain" / ANSWERS_FILE).read_bytes()
+    assert f"release {REAL}".encode() in data
+    lie = data.replace(f"release {REAL}".encode(), f"release {LIE}".encode())
+    assert any(f"release {LIE}" in text for _ok, text in parse_answers(lie).values())
+    return lie
 
 
 # ------------------------------------------------------------- lies where others write
 
 
-def _shared_cache_everyone_writes(tmp: Path, lie: str) -> Path:
+def _shared_cache_everyone_writes(tmp: Path, lie: bytes) -> Path:
     xdg = shared_dir(tmp / "xdg", sticky=False)
     directory = xdg / "triton-toolchain"
     directory.mkdir(mode=0o700)
-    (directory / ANSWERS_FILE).write_text(lie)
+    (directory / ANSWERS_FILE).write_bytes(lie)
     return xdg
 
 
-def _shared_cache_dir_of_another_user(tmp: Path, lie: str) -> Path:
+def _shared_cache_dir_of_another_user(tmp: Path, lie: bytes) -> Path:
     xdg = shared_dir(tmp / "xdg", sticky=True)
     reachable(xdg)
     directory = mkdir_as(OTHER_UID, xdg / "triton-toolchain", mode=0o777)
@@ -87,55 +91,55 @@ def _shared_cache_dir_of_another_user(tmp: Path, lie: str) -> Path:
     return xdg
 
 
-def _file_of_another_user_in_a_private_dir(tmp: Path, lie: str) -> Path:
+def _file_of_another_user_in_a_private_dir(tmp: Path, lie: bytes) -> Path:
     xdg = tmp / "xdg"
     directory = xdg / "triton-toolchain"
     directory.mkdir(parents=True, mode=0o700)
-    (directory / ANSWERS_FILE).write_text(lie)
+    (directory / ANSWERS_FILE).write_bytes(lie)
     os.chown(directory / ANSWERS_FILE, OTHER_UID, OTHER_UID)
     return xdg
 
 
-def _cache_dir_writable_by_everyone(tmp: Path, lie: str) -> Path:
+def _cache_dir_writable_by_everyone(tmp: Path, lie: bytes) -> Path:
     xdg = tmp / "xdg"
     directory = xdg / "triton-toolchain"
     directory.mkdir(parents=True)
     directory.chmod(0o777)
-    (directory / ANSWERS_FILE).write_text(lie)
+    (directory / ANSWERS_FILE).write_bytes(lie)
     return xdg
 
 
-def _cache_dir_writable_by_a_shared_group(tmp: Path, lie: str) -> Path:
+def _cache_dir_writable_by_a_shared_group(tmp: Path, lie: bytes) -> Path:
     xdg = tmp / "xdg"
     directory = xdg / "triton-toolchain"
     directory.mkdir(parents=True)
     os.chown(directory, 0, OTHER_UID)
     directory.chmod(0o770)
-    (directory / ANSWERS_FILE).write_text(lie)
+    (directory / ANSWERS_FILE).write_bytes(lie)
     return xdg
 
 
-def _cache_dir_linked_by_another_user(tmp: Path, lie: str) -> Path:
+def _cache_dir_linked_by_another_user(tmp: Path, lie: bytes) -> Path:
     theirs = mkdir_as(OTHER_UID, tmp / "theirs", mode=0o755)
-    (theirs / ANSWERS_FILE).write_text(lie)
+    (theirs / ANSWERS_FILE).write_bytes(lie)
     xdg = shared_dir(tmp / "xdg", sticky=True)
     (xdg / "triton-toolchain").symlink_to(theirs)
     os.lchown(xdg / "triton-toolchain", OTHER_UID, OTHER_UID)
     return xdg
 
 
-def _cache_dir_is_our_link_to_a_private_dir(tmp: Path, lie: str) -> Path:
+def _cache_dir_is_our_link_to_a_private_dir(tmp: Path, lie: bytes) -> Path:
     """Even our own link is not followed: only a real directory is the cache."""
     real = tmp / "elsewhere"
     real.mkdir(mode=0o700)
-    (real / ANSWERS_FILE).write_text(lie)
+    (real / ANSWERS_FILE).write_bytes(lie)
     xdg = tmp / "xdg"
     xdg.mkdir()
     (xdg / "triton-toolchain").symlink_to(real)
     return xdg
 
 
-LIES: dict[str, Callable[[Path, str], Path]] = {
+LIES: dict[str, Callable[[Path, bytes], Path]] = {
     "shared-cache-everyone-writes": _shared_cache_everyone_writes,
     "shared-cache-dir-of-another-user": _shared_cache_dir_of_another_user,
     "answers-file-of-another-user": _file_of_another_user_in_a_private_dir,
@@ -159,7 +163,7 @@ def test_answers_others_could_write_are_never_believed_nor_written(
     after = {p: p.read_bytes() for p in xdg.rglob("*") if p.is_file()}
     if case == "answers-file-of-another-user":  # the directory is ours: ours replaces it
         assert (xdg / "triton-toolchain" / ANSWERS_FILE).stat().st_uid == os.geteuid()
-        assert LIE not in (xdg / "triton-toolchain" / ANSWERS_FILE).read_text()
+        assert LIE.encode() not in (xdg / "triton-toolchain" / ANSWERS_FILE).read_bytes()
     else:
         assert after == before  # nothing written where it would not be believed
 
@@ -182,7 +186,7 @@ def test_another_users_lies_in_a_shared_cache_are_not_believed_by_a_user(
     done = run(argv, env, user=OTHER_UID).clean()
     assert done.returncode in (0, 1), done.output
     assert _version(done.stdout) == REAL
-    assert (planted / ANSWERS_FILE).read_text() == lie
+    assert (planted / ANSWERS_FILE).read_bytes() == lie
 
 
 # --------------------------------------------------- an entry never outlives a change
@@ -256,19 +260,34 @@ def _damage_huge(path: Path) -> None:
 
 
 def _damage_deep(path: Path) -> None:
-    path.write_text("[" * 100_000 + "]" * 100_000)
+    path.write_bytes(ANSWERS_HEADER + b"[\x01\x00\x00\x00" * 100_000 + b"N")
+
+
+def _damage_claims(path: Path) -> None:
+    """A list that claims 2**31-1 items: marshal would ask for 16 GiB first."""
+    path.write_bytes(ANSWERS_HEADER + b"[\xff\xff\xff\x7f")
+
+
+def _damage_code(path: Path) -> None:
+    """A code object, which marshal decodes as readily as a string."""
+    path.write_bytes(ANSWERS_HEADER + marshal.dumps(compile("0", "answers", "eval")))
 
 
 def _damage_digits(path: Path) -> None:
-    path.write_text('{"x": [' + "9" * 5000 + ', "y"]}')
+    path.write_bytes(ANSWERS_HEADER + marshal.dumps({"x": [True, "y"], "n": 10**5000}))
 
 
 def _damage_types(path: Path) -> None:
-    path.write_text('{"records": [{"facts": 1}], "a": [1, 2, 3], "b": null}')
+    path.write_bytes(ANSWERS_HEADER + marshal.dumps({"x": [1, "y"], "z": [True, b"y"]}))
 
 
 def _damage_truncated(path: Path) -> None:
-    path.write_text('{"records": [{"key": [')
+    path.write_bytes(ANSWERS_HEADER + marshal.dumps({"x": [True, "release 13.0"]})[:-3])
+
+
+def _damage_json(path: Path) -> None:
+    """The answers as the JSON of an earlier version of the shim."""
+    path.write_text('{"x": [true, "release 99.9"]}')
 
 
 def _damage_empty(path: Path) -> None:
@@ -284,9 +303,10 @@ def _damage_loop(path: Path) -> None:
 
 
 def _damage_million_digits(path: Path) -> None:
-    """An answer holding a number of a million digits: Python 3.10 converts one in
-    minutes (3.11 refuses more than 4300 digits)."""
-    path.write_bytes(b'{"k": [true, "x"], "n": ' + b"7" * 1_000_000 + b"}")
+    """A long integer that claims a million digits and has them: walked, then left out
+    (an answer is a boolean and a string)."""
+    digits = 1_000_000
+    path.write_bytes(ANSWERS_HEADER + b"l" + digits.to_bytes(4, "little") + b"\x01\x00" * digits)
 
 
 DAMAGE: dict[str, Callable[[Path], None]] = {
@@ -297,6 +317,9 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "directory": _damage_directory,
     "8-gib-sparse": _damage_huge,
     "nested-100000-deep": _damage_deep,
+    "claims-2**31-items": _damage_claims,
+    "a-code-object": _damage_code,
+    "json-of-an-earlier-version": _damage_json,
     "5000-digit-integer": _damage_digits,
     "million-digit-integer": _damage_million_digits,
     "wrong-types": _damage_types,
@@ -444,9 +467,9 @@ def test_an_answers_file_others_can_write_is_not_believed(tmp_path: Path) -> Non
     answers.parent.chmod(0o755)
     answers.chmod(0o666)
     reachable(answers.parent)
-    write_into_as(OTHER_UID, answers, lie.encode())
+    write_into_as(OTHER_UID, answers, lie)
     assert _doctor(env) == REAL
-    assert answers.stat().st_mode & 0o777 == 0o600 and LIE not in answers.read_text()
+    assert answers.stat().st_mode & 0o777 == 0o600 and LIE.encode() not in answers.read_bytes()
 
 
 # A record file of 43 bytes (the header, then a marshalled container that claims 2**31-1

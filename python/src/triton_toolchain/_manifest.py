@@ -21,7 +21,6 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 from collections.abc import Mapping
@@ -291,6 +290,8 @@ def _entry(file: Path, name: str, raw: object, schema: int) -> Entry:
 
 def parse(file: Path, data: bytes) -> Manifest:
     """Validate the bytes of a manifest read from ``file`` (see ``load``)."""
+    import json  # noqa: PLC0415  only with a manifest: a miss does not import json
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -399,6 +400,8 @@ def to_json(
     """Serialise a manifest: ``components`` maps name -> (path, version or None).
     Raises ``ManifestError`` for a path a manifest cannot hold (not UTF-8: JSON strings
     are Unicode, and ``load`` refuses the lone surrogates it would be written as)."""
+    import json  # noqa: PLC0415  only with a manifest: a miss does not import json
+
     for name, (path, _) in components.items():
         _writable_path(f"components.{name}.path", path)
     for i, directory in enumerate(driver_dirs):

@@ -238,7 +238,7 @@ def facts_of(names: str, values: bytes) -> list[list[Any]] | None:
     """The facts ``[[op, arg, value], ...]`` of a record's body (for tests and
     benchmarks), or ``None`` for a body that does not hold them."""
     parts = names.split("\0") if names else []
-    decoded = _load(values)
+    decoded = load_bounded(values)
     if len(parts) % 2 or type(decoded) is not list or len(decoded) != len(parts) // 2:
         return None
     return [[parts[2 * i], parts[2 * i + 1], v] for i, v in enumerate(decoded)]
@@ -428,8 +428,9 @@ def bounded(data: bytes | memoryview, kinds: bytes = KIND) -> bool:  # noqa: PLR
     return False
 
 
-def _load(data: bytes | memoryview) -> Any:
-    """``marshal.loads`` of bytes that ``bounded`` let through; ``None`` otherwise."""
+def load_bounded(data: bytes | memoryview) -> Any:
+    """``marshal.loads`` of bytes that ``bounded`` let through; ``None`` otherwise (the
+    one decoder of what the shim keeps: records here, tools' answers in ``_answers``)."""
     if not bounded(data):
         return None
     try:
@@ -553,7 +554,7 @@ def entries(data: bytes) -> list[tuple[Any, bytes]]:
     record whose key matches: a file of several records costs little more than one."""
     if not data.startswith(RECORD_HEADER):
         return []
-    doc = _load(memoryview(data)[len(RECORD_HEADER) :])
+    doc = load_bounded(memoryview(data)[len(RECORD_HEADER) :])
     if type(doc) is not list or len(doc) > MAX_RECORDS:
         return []
     return [(e[0], e[1]) for e in doc if type(e) is list and len(e) == 2 and type(e[1]) is bytes]
@@ -563,7 +564,7 @@ def body(data: bytes) -> tuple[str, bytes, dict[str, Any]] | None:
     """The facts (``verify``'s ``names`` and ``values``) and the result in a record's
     body; ``None`` for a body that is not one (a result is a plan of ``PLAN``'s shape;
     the facts are checked by ``verify``)."""
-    doc = _load(data)
+    doc = load_bounded(data)
     if (
         type(doc) is list
         and len(doc) == 3

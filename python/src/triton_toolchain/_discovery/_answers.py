@@ -10,13 +10,16 @@ Guarantees:
   same question. Failures are remembered like answers ("did not answer within 10 s"),
   so a hanging tool costs its timeout once, not in every process.
 - The file lives in the user's cache directory
-  (``$XDG_CACHE_HOME/triton-toolchain/answers-v2.json``, default ``~/.cache/...``) only
+  (``$XDG_CACHE_HOME/triton-toolchain/answers-v3.marshal``, default ``~/.cache/...``) only
   when that directory belongs to this user and nobody else can change it (``_trust``);
   otherwise nothing is read or written there, and what this process learns is kept in
   its memory only (asked once per process). A missing, damaged, oversized or special
   file (a FIFO, a link to ``/dev/zero``), one others can write, or one whose content is
   not exactly answers (``parse``) only means asking again; it is replaced by a temporary
   file renamed over it.
+- Stored with ``marshal`` behind a header line, walked by ``_record.bounded`` before it
+  is decoded (as the activation record is): ``json``'s import alone cost the first
+  process a millisecond, more than reading and writing the answers.
 - Within ``written_once()`` (one resolution), answers are written to the file once, on
   leaving, not once each: a resolution on an empty cache asks several tools and reads
   several files. A failure is still written at once (a tool that hangs costs its timeout
@@ -25,7 +28,7 @@ Guarantees:
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import threading
 from collections.abc import Iterator
@@ -34,10 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from .._observe import write_private
-from .._record import read_private
+from .._record import MARSHAL_VERSION, load_bounded, read_private
 from . import _fs
 
-ANSWERS_FILE = "answers-v2.json"
+ANSWERS_FILE = "answers-v3.marshal"
+ANSWERS_HEADER = b"triton-toolchain answers 3\n"
 MAX_ENTRIES = 512
 MAX_BYTES = 4 << 20
 _LOCK = threading.Lock()
@@ -56,8 +60,9 @@ def _key(path: Path, question: tuple[str, ...]) -> str | None:
         st = os.stat(real)
     except (OSError, ValueError):
         return None
-    identity = [real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-    return json.dumps([*identity, list(question)])
+    # ``repr`` of strings and integers: one text for one value, and back (every string
+    # quoted, its quotes and backslashes escaped).
+    return repr((real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, question))
 
 
 def version_of(path: Path) -> str:
@@ -70,36 +75,32 @@ def version_of(path: Path) -> str:
     return f"({path}: {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns})"
 
 
-MAX_DIGITS = 20  # no answer holds a longer integer (Python 3.10 parses any length)
-
-
-def _integer(text: str) -> int:
-    if len(text) > MAX_DIGITS:
-        raise ValueError(f"an integer of {len(text)} digits")
-    return int(text)
-
-
 def parse(data: bytes | None) -> dict[str, Any]:
     """The answers in the bytes of an answers file: ``{key: [ok, text]}`` (at most
     ``MAX_ENTRIES``, ``ok`` a boolean, ``text`` a string), or none at all for bytes that
-    are not exactly that. Never raises; integers of more than ``MAX_DIGITS`` digits are
-    refused before they are converted (a number of millions of digits would take
-    minutes on Python 3.10)."""
-    if data is None:
+    are not exactly that (the header, then one marshalled dictionary that
+    ``_record.bounded`` lets through). Never raises."""
+    if data is None or not data.startswith(ANSWERS_HEADER):
         return {}
-    try:
-        loaded = json.loads(data, parse_int=_integer)
-    except (ValueError, RecursionError):
-        return {}
+    loaded = load_bounded(memoryview(data)[len(ANSWERS_HEADER) :])
     valid = (
         type(loaded) is dict
         and len(loaded) <= MAX_ENTRIES
         and all(
-            type(v) is list and len(v) == 2 and type(v[0]) is bool and type(v[1]) is str
-            for v in loaded.values()
+            type(k) is str
+            and type(v) is list
+            and len(v) == 2
+            and type(v[0]) is bool
+            and type(v[1]) is str
+            for k, v in loaded.items()
         )
     )
     return loaded if valid else {}
+
+
+def encode(entries: dict[str, Any]) -> bytes:
+    """The bytes of an answers file holding ``entries`` (``parse``'s shape)."""
+    return ANSWERS_HEADER + marshal.dumps(entries, MARSHAL_VERSION)
 
 
 def _entries(directory: Path) -> dict[str, Any]:
@@ -144,7 +145,7 @@ def remember(
 
 def _write(directory: Path) -> None:
     _UNWRITTEN.discard(directory)
-    write_private(str(directory), ANSWERS_FILE, json.dumps(_entries(directory)).encode())
+    write_private(str(directory), ANSWERS_FILE, encode(_entries(directory)))
 
 
 @contextmanager

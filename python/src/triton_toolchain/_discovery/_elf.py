@@ -26,7 +26,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import struct
@@ -105,7 +104,7 @@ def machine_name(machine: str) -> str:
     return MACHINE_NAMES.get(machine, machine.removeprefix("EM_"))
 
 
-_CACHE_QUESTION = ("(elf facts, v1)",)
+_CACHE_QUESTION = ("(elf facts, v2)",)
 
 
 def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
@@ -136,37 +135,44 @@ def read_elf(path: Path, *, answers: Path | None = None) -> ElfInfo | str:
         if head != ELF_MAGIC:
             return f"not an ELF file (starts with {head!r})" if head else "is an empty file"
         info = _plain(stream) or _parse(stream)
-    if isinstance(info, ElfInfo):
-        remember(answers, path, _CACHE_QUESTION, True, json.dumps(info._asdict()))
+    text = remembered_text(info) if isinstance(info, ElfInfo) else None
+    if text is not None:
+        remember(answers, path, _CACHE_QUESTION, True, text)
     return info
 
 
-_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "elf_class": int,
-    "machine": str,
-    "osabi": str,
-    "soname": (str, type(None)),
-}
+_NO_SONAME = "-"  # a SONAME is remembered as "=" and the name
+
+
+def remembered_text(info: ElfInfo) -> str | None:
+    """``info`` as an answers file keeps it (``remembered_info`` reads it back): the
+    class, machine, OS ABI, SONAME and every DT_NEEDED, separated by NUL characters;
+    ``None`` (not remembered) where one holds a NUL, which a C string of the file
+    cannot."""
+    soname = _NO_SONAME if info.soname is None else f"={info.soname}"
+    fields = [info.machine, info.osabi, soname, *info.needed]
+    if any("\0" in f for f in fields):
+        return None
+    return "\0".join([str(info.elf_class), *fields])
 
 
 def remembered_info(text: str) -> ElfInfo | None:
-    """The ``ElfInfo`` an answers file remembered (``ElfInfo._asdict`` as JSON), or
-    ``None`` for text that is not exactly one: every field, of its type, ``elf_class``
-    32 or 64, ``needed`` a list of strings."""
-    try:
-        fields = json.loads(text, parse_int=lambda t: int(t) if len(t) < 4 else None)
-    except (ValueError, RecursionError):
+    """The ``ElfInfo`` an answers file remembered (``remembered_text``), or ``None`` for
+    text that is not one: ``elf_class`` 32 or 64, then the machine, the OS ABI, and a
+    SONAME given (``=name``) or said to be absent (``-``)."""
+    parts = text.split("\0")
+    if len(parts) < 4 or parts[0] not in ("32", "64"):
         return None
-    if type(fields) is not dict or set(fields) != {*_FIELDS, "needed"}:
+    soname = parts[3]
+    if soname != _NO_SONAME and not soname.startswith("="):
         return None
-    if fields["elf_class"] not in (32, 64) or type(fields["elf_class"]) is not int:
-        return None
-    if not all(isinstance(fields[k], t) for k, t in _FIELDS.items() if k != "elf_class"):
-        return None
-    needed = fields["needed"]
-    if type(needed) is not list or not all(type(n) is str for n in needed):
-        return None
-    return ElfInfo(**{**fields, "needed": tuple(needed)})
+    return ElfInfo(
+        int(parts[0]),
+        parts[1],
+        parts[2],
+        None if soname == _NO_SONAME else soname[1:],
+        tuple(parts[4:]),
+    )
 
 
 def _read(stream: BinaryIO, offset: int, size: int) -> bytes | None:
