@@ -106,12 +106,15 @@ print(sum(spent), driver[0])
 """
 
 
+# (``json`` is imported after the import: Triton and torch load it themselves, and a
+# list made after importing it first would leave it out, charging it to the shim.)
 BASELINE_MODULES = """
-import sys, json
+import sys
 before = set(sys.modules)
 import {module}
-print(json.dumps(sorted(m for m in set(sys.modules) - before
-                        if m.split(".")[0] in sys.stdlib_module_names)))
+loaded = set(sys.modules) - before
+import json
+print(json.dumps(sorted(m for m in loaded if m.split(".")[0] in sys.stdlib_module_names)))
 """
 
 
