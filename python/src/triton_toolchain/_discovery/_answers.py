@@ -18,8 +18,9 @@ Guarantees:
   not exactly answers (``parse``) only means asking again; it is replaced by a temporary
   file renamed over it.
 - Stored with ``marshal`` behind a header line, walked by ``_record.bounded`` before it
-  is decoded (as the activation record is): ``json``'s import alone cost the first
-  process a millisecond, more than reading and writing the answers.
+  is decoded (the activation record's one decoder). ``json`` is then imported only for a
+  manifest or exports: a resolution without them never loads it (about a millisecond;
+  ``import triton`` loads it itself, after the shim).
 - Within ``written_once()`` (one resolution), answers are written to the file once, on
   leaving, not once each: a resolution on an empty cache asks several tools and reads
   several files. A failure is still written at once (a tool that hangs costs its timeout
