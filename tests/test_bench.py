@@ -8,6 +8,8 @@ missed on this machine), not asserted here.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 
@@ -54,6 +56,38 @@ def test_resolve_from_a_manifest_starts_no_process() -> None:
     out = bench("resolve.py", "--runs", "1").stdout
     assert "manifest resolution: processes started 0, pyelftools imported: False" in out, out
     assert len(lines_starting(out, "triton-toolchain,")) == 2, out
+
+
+LOADED_BY_TRITON = (
+    "import sys\n"
+    "before = set(sys.modules)\n"
+    "import triton\n"
+    "loaded = set(sys.modules) - before\n"
+    "sys.stdout.write(' '.join(sorted(m for m in loaded if m.split('.')[0] in "
+    "sys.stdlib_module_names)))\n"
+)
+
+
+def test_what_the_benchmarks_load_first_is_what_triton_loads() -> None:
+    """The benchmarks load the standard library modules `import triton` loads before they
+    time the shim (``activation.stdlib_loaded_by``): exactly those, none hidden by the
+    benchmark's own imports (``json`` once was, and the shim was charged for it)."""
+    spec = importlib.util.spec_from_file_location("bench_activation", BENCH / "activation.py")
+    assert spec is not None and spec.loader is not None
+    activation = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(activation)
+    env = {**os.environ, "TRITON_TOOLCHAIN": "off"}
+    listed = activation.stdlib_loaded_by("triton", env)
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_BY_TRITON],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert listed == done.stdout.split()
+    assert "json" in listed  # Triton loads it; a manifest's parse is no cost of the shim's
 
 
 def test_hardening_bench_uses_the_record() -> None:
