@@ -1,11 +1,12 @@
 """The cold start (issue 23): what the import path defers or does at once cannot change
 the answer.
 
-- ``import triton`` resolves without torch's part (``_catalog.TORCH_ONLY``): every other
-  component is chosen exactly as a whole resolution chooses it, on a fake machine and
-  on this one; torch's part is resolved when torch is imported, and a C++ compiler that
-  changes between two processes is seen by the second although its ``import triton``
-  reused the record.
+- ``import triton`` resolves without torch's part (``_catalog.TORCH_ONLY``) and the
+  launcher's (``_catalog.LAUNCHER_ONLY``): every other component is chosen exactly as a
+  whole resolution chooses it, on a fake machine and on this one; torch's part is
+  resolved when torch is imported, and a C++ compiler that changes between two
+  processes is seen by the second although its ``import triton`` reused the record;
+  the launcher's part before the first launcher build, which then builds with it.
 - Independent tools are asked at once (``_run.ask_each``): their runs overlap, a rejected
   first candidate is still rejected and the next one chosen; a signal ends every tool's
   process group.
@@ -24,37 +25,100 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile import alive, clean_env, run, signalled_while_tools_run
 from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
-from triton_toolchain import _observe, _record
-from triton_toolchain._catalog import TORCH_ONLY
+from triton_toolchain import _activate, _observe, _record
+from triton_toolchain._catalog import LAUNCHER_ONLY, TORCH_ONLY
+from triton_toolchain._plan import LEFT_OUT
 from triton_toolchain._resolve import resolve_all
 
-# ---------------------------------------------------------------- torch's part deferred
+# ------------------------------------------------- torch's and the launcher's parts deferred
+
+PARTS = {"torch": TORCH_ONLY, "launcher": LAUNCHER_ONLY}
 
 
-def _same_but_torch(arch: int | None, **host: object) -> None:
+def _same_but(left_out: frozenset[str], arch: int | None, **host: object) -> None:
     whole = resolve_all(arch, **host)  # type: ignore[arg-type]
-    partial = resolve_all(arch, leave_out=TORCH_ONLY, **host)  # type: ignore[arg-type]
-    assert set(partial.choices) == set(whole.choices) - TORCH_ONLY
+    partial = resolve_all(arch, leave_out=left_out, **host)  # type: ignore[arg-type]
+    assert set(partial.choices) == set(whole.choices) - left_out
     for name, choice in partial.choices.items():
         assert choice == whole.choices[name], name
     assert partial.notes == whole.notes
 
 
-def test_leaving_torchs_part_out_changes_no_other_choice_on_a_fake_machine(
-    tmp_path: Path,
+@pytest.mark.parametrize("part", sorted(PARTS))
+def test_leaving_a_part_out_changes_no_other_choice_on_a_fake_machine(
+    tmp_path: Path, part: str
 ) -> None:
     paths = machine(tmp_path)
-    _same_but_torch(90, host=host_of(tmp_path, paths))
+    _same_but(PARTS[part], 90, host=host_of(tmp_path, paths))
+    _same_but(TORCH_ONLY | LAUNCHER_ONLY, 90, host=host_of(tmp_path, paths))
 
 
-def test_leaving_torchs_part_out_changes_no_other_choice_on_this_machine() -> None:
-    _same_but_torch(None)
-    _same_but_torch(90)
+@pytest.mark.parametrize("part", sorted(PARTS))
+def test_leaving_a_part_out_changes_no_other_choice_on_this_machine(part: str) -> None:
+    _same_but(PARTS[part], None)
+    _same_but(PARTS[part], 90)
+
+
+def test_the_activation_knows_the_launchers_part_and_which_parts_look_at_no_driver() -> None:
+    """``_activate`` does not import the catalog on a hit: its copies agree with it."""
+    assert _activate.LAUNCHER_PART == LAUNCHER_ONLY
+    assert set(_activate.DRIVERLESS) == {
+        scope for scope, out in LEFT_OUT.items() if {"libcuda", "libcuda-link"} <= out
+    }
+
+
+LAUNCHER = """
+import json, os, sys
+spawned = []
+sys.addaudithook(lambda e, a: spawned.append(os.path.basename(str(a[0])))
+                 if e == "subprocess.Popen" else None)
+import triton
+from triton_toolchain import _activate
+at_import = sorted(_activate.current().plan["toolchain"]["components"])
+ran_at_import = list(spawned)
+src = os.path.join(sys.argv[1], "probe.c")
+with open(src, "w") as f:
+    f.write("#include <Python.h>\\nPyMODINIT_FUNC PyInit_probe(void) { return NULL; }\\n")
+built = triton.knobs.build.impl("probe", src, sys.argv[1], [], [], [])
+print(json.dumps({
+    "at_import": at_import, "ran_at_import": ran_at_import, "ran": spawned,
+    "built": os.path.isfile(built),
+    "after": sorted(_activate.current().plan["toolchain"]["components"]),
+}))
+"""
+
+
+def test_the_c_compiler_and_python_h_are_resolved_at_the_first_build_not_at_import(
+    tmp_path: Path,
+) -> None:
+    """`import triton` asks no C compiler (``_catalog.LAUNCHER_ONLY``); the first launcher
+    build resolves the C compiler and ``Python.h`` and builds with them; the next process
+    finds both parts in its records and asks no tool again."""
+    env = clean_env(tmp_path / "home")
+    env.pop("CC", None)
+
+    def one(name: str) -> dict[str, Any]:
+        work = tmp_path / name
+        work.mkdir()
+        done = run([sys.executable, "-c", LAUNCHER, str(work)], env).clean()
+        assert done.returncode == 0, done.output
+        result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+    first = one("first")
+    assert not LAUNCHER_ONLY & set(first["at_import"]), first
+    assert "gcc" not in first["ran_at_import"] and first["ran_at_import"], first
+    assert first["built"] and set(first["after"]) >= LAUNCHER_ONLY, first
+    assert first["ran"][len(first["ran_at_import"]) :] == ["gcc", "gcc"], first
+    second = one("second")
+    assert second["ran_at_import"] == [] and second["ran"] == ["gcc"], second  # the build only
+    assert second["built"] and second["after"] == first["after"], second
 
 
 PROGRAM = """

@@ -22,7 +22,9 @@ code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
    fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver).
    ``import triton`` resolves without torch's part (the C++ compiler, OpenMP, the CUDA
    home: ``_plan.LEFT_OUT``), which ``import torch`` adds, so a process that never
-   imports torch runs none of its tools; processes that miss at once resolve one at a
+   imports torch runs none of its tools, and without the launcher's (the C compiler,
+   ``Python.h``, unless a variable names them), which Triton's first launcher build
+   adds; processes that miss at once resolve one at a
    time, the others reading the first one's record (``_observe.resolving_alone``);
 2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
    every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
@@ -302,6 +304,11 @@ class Activation:
         )
 
 
+# The parts of a plan that look at no driver (``_plan.LEFT_OUT`` leaves it out): resolved
+# and kept as a record even where a driver is mapped.
+DRIVERLESS = ("torch", "launcher")
+
+
 class _State:
     """This process's activation (one, under ``_process.LOCK``; the variables written and
     the driver loaded are ``_process.SHIM``'s)."""
@@ -354,9 +361,9 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
         return _STATE.memo[1]
     key = _record.identity(arch, scope)
     # What this process loaded is no fact of the machine: with a driver mapped, resolve
-    # (torch's part alone looks at no driver).
+    # (torch's part and the launcher's look at no driver).
     _STATE.mapped = loaded_drivers()
-    mapped = bool(_STATE.mapped) and scope != "torch"
+    mapped = bool(_STATE.mapped) and scope not in DRIVERLESS
     if mapped:
         # Another driver is in the process: this resolution is its own, never kept.
         from ._plan import resolve_plan  # noqa: PLC0415  a miss only
@@ -446,14 +453,15 @@ def _apply_triton(plan: Plan) -> Activation:
     if _STATE.triton is None:
         _STATE.triton = TritonState()
     report = Report()
-    mode = apply(_plan_now, _STATE.triton, SHIM.env, report)
+    mode = apply(_plan_now, _STATE.triton, SHIM.env, report, build_plan=_plan_for_build)
     return _activation(mode, plan, report)
 
 
-def with_torch(plan: Plan, part: Plan) -> Plan:
-    """``plan`` (scope ``"triton"``) completed with ``part`` (scope ``"torch"``): its
-    ``"torch"``, its settings and components that ``plan`` lacks. What ``plan`` already
-    handed to Triton stays as it was. Plain data, here: a hit loads none of ``_plan``."""
+def with_part(plan: Plan, part: Plan) -> Plan:
+    """``plan`` completed with ``part`` (scope ``"torch"`` or ``"launcher"``): the
+    settings and components that ``plan`` lacks, and torch's part where ``part`` has it.
+    What ``plan`` already handed to Triton stays as it was. Plain data, here: a hit loads
+    none of ``_plan``."""
     have = {s["component"] for s in plan["settings"]}
     components = plan["toolchain"]["components"]
     return {
@@ -470,17 +478,17 @@ def with_torch(plan: Plan, part: Plan) -> Plan:
             *plan["settings"],
             *(s for s in part["settings"] if s["component"] not in have),
         ],
-        "torch": part["torch"],
+        "torch": part["torch"] if part["torch"] is not None else plan["torch"],
     }
 
 
-def _complete_for_torch() -> tuple[str, ...]:
-    """A plan made without torch's part (``import triton`` first) completed with it, now
-    that torch is imported; what is worth a warning in that part."""
+def _completed(scope: Scope) -> tuple[str, ...]:
+    """The plan in force completed with ``scope``'s part (``with_part``); what is worth a
+    warning in that part."""
     plan = _STATE.plan
-    if plan is None or plan["torch"] is not None:
+    if plan is None:
         return ()
-    _STATE.plan = with_torch(plan, resolved_plan(plan["toolchain"].get("arch"), "torch"))
+    _STATE.plan = with_part(plan, resolved_plan(plan["toolchain"].get("arch"), scope))
     added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))
     last = _STATE.last
     if last is not None and last.plan is plan:
@@ -489,6 +497,32 @@ def _complete_for_torch() -> tuple[str, ...]:
             last.mode, _STATE.plan, last.applied, last.kept, last.driver, notes
         )
     return added
+
+
+def _complete_for_torch() -> tuple[str, ...]:
+    """A plan made without torch's part (``import triton`` first) completed with it, now
+    that torch is imported; what is worth a warning in that part."""
+    plan = _STATE.plan
+    if plan is None or plan["torch"] is not None:
+        return ()
+    return _completed("torch")
+
+
+# What ``_plan.LAUNCHER_ONLY`` names (the C compiler, ``Python.h``): a plan that has
+# them needs nothing more for a launcher build. (``_activate`` does not import the
+# catalog on a hit; tests/test_cold.py checks the two agree.)
+LAUNCHER_PART = frozenset({"cc", "python-headers"})
+
+
+def _plan_for_build() -> Plan:
+    """The plan in force, completed before a launcher build with the launcher's part that
+    `import triton` left out (``_plan.LEFT_OUT``); its errors are raised by the build."""
+    with LOCK:
+        plan = _plan_now()
+        if plan["toolchain"]["components"].keys() >= LAUNCHER_PART:
+            return plan
+        _completed("launcher")
+        return _plan_now()
 
 
 def _apply_torch(name: str, *, finished: bool) -> None:

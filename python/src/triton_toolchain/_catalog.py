@@ -264,12 +264,19 @@ COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
 # What only torch uses (TorchInductor's C++ builds, cpp_extension): resolved when torch
 # is imported, not on `import triton`. No other component's search reads them (``openmp``
 # reads ``cxx``, both here), so leaving them out cannot change another's choice
-# (tests/test_deferred.py resolves with and without them).
+# (tests/test_cold.py resolves with and without them).
 TORCH_ONLY: frozenset[str] = frozenset(
     c.name for c in COMPONENTS if c.used_by in ("inductor", "extension")
 )
 # What torch's part of a plan is made of (``_plan``): its own and ``Python.h``.
 TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
+# What only the shim's launcher build reads (``_triton._build``): the C compiler (a
+# process to ask, ``cc -v``) and ``Python.h`` (``sysconfig``'s paths). Resolved before
+# the first build, not on `import triton`, unless the user names one (a wrong ``CC`` is
+# still warned of at the import). The rest of the launch stage stays: the driver is
+# loaded at the import and the link directory follows it; the CUDA headers cost a read.
+# No other component's search reads these two (tests/test_cold.py).
+LAUNCHER_ONLY: frozenset[str] = frozenset({"cc", "python-headers"})
 
 
 class GoalStep(NamedTuple):

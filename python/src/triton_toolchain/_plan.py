@@ -31,7 +31,14 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ._catalog import COMPONENT_NAMES, COMPONENTS, TORCH_ONLY, TORCH_PART, UsedBy
+from ._catalog import (
+    COMPONENT_NAMES,
+    COMPONENTS,
+    LAUNCHER_ONLY,
+    TORCH_ONLY,
+    TORCH_PART,
+    UsedBy,
+)
 from ._discovery import _fs
 from ._discovery._compiler import command_argv
 from ._discovery._host import Host, python_include_dir
@@ -141,15 +148,32 @@ def _torch_part(tc: Toolchain) -> TorchPart:
     return {"CXX": cxx, "CPATH": cpath, "CUDA_HOME": _shim_found(tc["cuda-home"])}
 
 
-# What a plan holds (``resolve_plan``): every component, what `import triton` needs (all
-# but ``TORCH_ONLY``: no C++ compiler, OpenMP or CUDA home asked for), torch's part alone
-# (what ``_activate.with_torch`` adds when torch is imported after Triton).
-Scope = Literal["all", "triton", "torch"]
+# What a plan holds (``resolve_plan``): every component; what `import triton` needs (all
+# but ``TORCH_ONLY`` and ``LAUNCHER_ONLY``: no C++ compiler, OpenMP, CUDA home, C
+# compiler or ``Python.h`` asked for); torch's part alone and the launcher's part alone
+# (what ``_activate.with_part`` adds when torch is imported after Triton, or before
+# Triton's first launcher build).
+Scope = Literal["all", "triton", "torch", "launcher"]
 LEFT_OUT: dict[str, frozenset[str]] = {
     "all": frozenset(),
-    "triton": TORCH_ONLY,
+    "triton": TORCH_ONLY | LAUNCHER_ONLY,
     "torch": frozenset(COMPONENT_NAMES) - TORCH_PART,
+    "launcher": frozenset(COMPONENT_NAMES) - LAUNCHER_ONLY,
 }
+# Left out of a scope unless a variable names them: a user's setting is checked at once.
+UNLESS_NAMED: dict[str, frozenset[str]] = {"triton": LAUNCHER_ONLY}
+
+
+def left_out(scope: Scope, host: Host) -> frozenset[str]:
+    """What ``scope`` leaves out on ``host`` (``LEFT_OUT``, less what ``UNLESS_NAMED``
+    keeps because one of its variables is set: each read is a fact of the record)."""
+    named = {
+        spec.name
+        for spec in COMPONENTS
+        if spec.name in UNLESS_NAMED.get(scope, ())
+        and any(host.environ.get(v) for v in (spec.variable, *spec.also_read) if v)
+    }
+    return LEFT_OUT[scope] - named
 
 
 def resolve_plan(
@@ -162,10 +186,9 @@ def resolve_plan(
     """Resolve ``scope`` for this process with ``environ``: the plan and the facts it
     rests on. ``mapped``: the drivers mapped into this process, as the caller has just
     read them (``Host.mapped``; ``None``: read again)."""
-    leave_out = LEFT_OUT[scope]
     with recording() as facts:  # the host's facts (Triton's package) included
         host = Host.current(environ, mapped=None if mapped is None else tuple(mapped))
-        plan = plan_of(resolve_all(arch, host=host, leave_out=leave_out))
+        plan = plan_of(resolve_all(arch, host=host, leave_out=left_out(scope, host)))
     return plan, facts
 
 
@@ -175,9 +198,9 @@ def full_toolchain(plan: Plan) -> Toolchain:
     plan from an activation record has none: resolved again for this process's user
     environment (nothing has changed, or the record would not have been reused), the
     driver the shim loaded not counted as one loaded by someone else; the plan's own
-    when that fails. A plan without torch's part (`import triton`'s) is resolved again
-    too, whole."""
-    if plan["history"] and plan["torch"] is not None:
+    when that fails. A plan without some part (`import triton`'s leaves out torch's and
+    the launcher's) is resolved again too, whole."""
+    if plan["history"] and plan["toolchain"]["components"].keys() >= set(COMPONENT_NAMES):
         return Toolchain.from_dict(plan["toolchain"])
     arch = plan["toolchain"].get("arch")
     host = Host.current(user_environ()).replace(loaded_by_shim=loaded_by_shim())

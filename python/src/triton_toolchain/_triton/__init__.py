@@ -463,20 +463,28 @@ def replace_build(plan: PlanGetter, state: TritonState, report: Report) -> None:
 
 
 def apply(
-    plan: PlanGetter, state: TritonState, env: dict[str, str], report: Report
+    plan: PlanGetter,
+    state: TritonState,
+    env: dict[str, str],
+    report: Report,
+    *,
+    build_plan: PlanGetter | None = None,
 ) -> Literal["knobs", "environ"]:
-    """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``)."""
+    """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``).
+    ``build_plan``: the plan a launcher build uses (default ``plan``; the activation's
+    completes it with what `import triton` left out first)."""
+    build_plan = build_plan or plan
     knobs = sys.modules.get("triton.knobs")
     mode: Literal["knobs", "environ"]
     if knobs is not None and hasattr(knobs, "nvidia") and hasattr(knobs, "build"):
         apply_knobs(knobs, plan(), state, env, report)
-        apply_impl(knobs, plan, state, report)
+        apply_impl(knobs, build_plan, state, report)
         mode = "knobs"
     else:
         from ._legacy import apply_environ  # noqa: PLC0415  Triton 3.0-3.3 only
 
         apply_environ(plan(), env, report)
-        replace_build(plan, state, report)
+        replace_build(build_plan, state, report)
         mode = "environ"
     patch_lookups(plan, state, report)
     clear_caches()
