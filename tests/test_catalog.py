@@ -5,6 +5,7 @@ the installed Triton's own ``get_ptxas`` and knobs)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -32,7 +33,7 @@ from triton_toolchain._catalog import (
     triple_machine,
     wrapper_variables,
 )
-from triton_toolchain._discovery import LOCATORS
+from triton_toolchain._discovery import LOCATORS, MODULES
 from triton_toolchain._discovery._host import triton_version
 from triton_toolchain._manifest import SCHEMA, SCHEMAS
 from triton_toolchain._report import _read_version
@@ -68,6 +69,19 @@ def test_every_component_row_is_consistent(spec: object) -> None:
 def test_locators_and_components_are_the_same_set() -> None:
     assert set(LOCATORS) == set(COMPONENT)
     assert len(COMPONENTS) == len(COMPONENT)
+
+
+def test_each_locator_is_in_the_module_the_table_names() -> None:
+    """``_discovery.MODULES`` names, for every component, the module whose ``LOCATORS``
+    holds its locator (imported when first asked for): exactly the modules' tables."""
+    found: dict[str, str] = {}
+    for module in set(MODULES.values()):
+        table = importlib.import_module(f"triton_toolchain._discovery.{module}").LOCATORS
+        found.update(dict.fromkeys(table, module))
+    assert found == MODULES
+    for name, module in MODULES.items():
+        table = importlib.import_module(f"triton_toolchain._discovery.{module}").LOCATORS
+        assert LOCATORS[name] is table[name]
 
 
 def test_the_link_directory_follows_the_driver() -> None:

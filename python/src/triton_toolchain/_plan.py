@@ -40,7 +40,6 @@ from ._catalog import (
     UsedBy,
 )
 from ._discovery import _fs
-from ._discovery._compiler import command_argv
 from ._discovery._host import Host, python_include_dir
 from ._errors import ToolchainError
 from ._model import Choice, SourceKind, Toolchain
@@ -135,6 +134,8 @@ def _shim_found(choice: Choice) -> str | None:
 
 
 def _torch_part(tc: Toolchain) -> TorchPart:
+    from ._discovery._compiler import command_argv  # noqa: PLC0415  torch's part only
+
     cxx = _shim_found(tc["cxx"])
     if cxx is not None and len(command_argv(cxx)) != 1:
         cxx = None

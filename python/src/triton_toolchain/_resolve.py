@@ -307,8 +307,10 @@ def _ask_ahead(host: Host, arch: int | None, leave_out: frozenset[str]) -> None:
     ctx = Context(arch=arch)
     questions = []
     for spec in COMPONENTS:
+        if spec.name in leave_out:
+            continue
         locator = LOCATORS[spec.name]
-        if spec.name in leave_out or locator.question is None:
+        if locator.question is None:
             continue
         if any(host.environ.get(n) for n in (spec.variable, *spec.also_read) if n):
             continue
