@@ -104,7 +104,12 @@ def test_second_activation_is_not_fooled_by_its_own_variables(tmp_path: Path) ->
     first = report["activation"]
     second = report["results"]["activate-again"]["activation"]
     assert first["kept"] == {} and second["kept"] == {}
-    assert second["applied"] == first["applied"]
+    # The hook leaves the launcher's part (the C compiler, Python.h) to the first build;
+    # activate() resolves everything: the second adds that part's variable where the
+    # release reads it from the environment (CC on 3.0-3.3), and changes nothing else.
+    same = {k: v for k, v in second["applied"].items() if k in first["applied"]}
+    assert same == first["applied"]
+    assert set(second["applied"]) - set(first["applied"]) <= {"env:CC"}
 
 
 def test_variable_set_by_the_user_is_kept(tmp_path: Path) -> None:

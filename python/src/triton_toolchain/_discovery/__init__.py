@@ -13,7 +13,6 @@ import ``_compiler``, ``_openmp`` or ``_cudahome``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
 
 from ._search import Locator
@@ -42,7 +41,9 @@ class _Locators(Mapping[str, Locator]):
     """Component -> its locator, each module imported when first asked for."""
 
     def __getitem__(self, name: str) -> Locator:
-        module = importlib.import_module(f"{__name__}.{MODULES[name]}")
+        # ``__import__``, as an import statement does (``importlib.import_module`` would
+        # leave the module out of ``python -X importtime``).
+        module = __import__(f"{__name__}.{MODULES[name]}", fromlist=["LOCATORS"])
         locator: Locator = module.LOCATORS[name]
         return locator
 
