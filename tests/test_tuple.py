@@ -1,12 +1,17 @@
 """``_tuple.NamedTuple`` makes the class ``typing.NamedTuple`` makes: the same fields,
 defaults, docstring, methods, properties, class methods and constants, the same
-equality, order, hashing, ``_replace``/``_asdict``/``_make`` and pickling."""
+equality, order, hashing, ``_replace``/``_asdict``/``_make``, copying and pickling, the
+same constructor (positions, keywords, defaults, and the errors for wrong ones) for
+every number of fields."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import typing
+from typing import Any
 
+import pytest
 from triton_toolchain._tuple import NamedTuple, TypedDict
 
 
@@ -97,3 +102,54 @@ def test_a_typed_dict_makes_what_typings_makes_a_plain_dict() -> None:
     assert type(mine) is type(theirs) is dict
     assert mine == theirs == {"name": "a", "size": None}
     assert OursDict(mine) == TheirsDict(theirs) == mine  # a copy, as dict(...) makes
+
+
+def _same_error(make: Any, other: Any, *args: Any, **kwargs: Any) -> None:
+    """Both raise the same exception, with the same message but for the class's name."""
+    with pytest.raises(Exception) as mine:
+        make(*args, **kwargs)
+    with pytest.raises(Exception) as theirs:
+        other(*args, **kwargs)
+    assert type(mine.value) is type(theirs.value)
+    named = str(theirs.value).replace(other.__name__, make.__name__)
+    assert str(mine.value) == named
+
+
+def test_the_constructor_and_its_errors_are_typings() -> None:
+    assert Ours("a", tags=("t",)) == Theirs("a", tags=("t",))
+    assert Ours(size=2, name="b") == Theirs(size=2, name="b")
+    assert Ours._field_defaults == Theirs._field_defaults == {"size": 0, "tags": ()}
+    assert Ours.__match_args__ == Theirs.__match_args__ == ("name", "size", "tags")
+    assert Ours.__new__.__doc__ == Theirs.__new__.__doc__.replace("Theirs", "Ours")
+    for args, kwargs in [((), {}), (("a", 1, (), 4), {}), (("a",), {"name": "b"})]:
+        _same_error(Ours, Theirs, *args, **kwargs)
+    _same_error(Ours, Theirs, "a", colour="red")
+    _same_error(Ours._make, Theirs._make, ["a"])
+    _same_error(Ours("a")._replace, Theirs("a")._replace, colour="red")
+    ours = Ours("a", 1, ("t",))
+    assert copy.copy(ours) == ours and copy.deepcopy(ours) == ours
+    assert ours.__getnewargs__() == Theirs("a", 1, ("t",)).__getnewargs__()
+
+
+def _pair(count: int) -> tuple[Any, Any]:
+    """A class of ``count`` fields (the last one with a default) made by each."""
+    body = [f"    f{i}: int" + (" = -1" if i == count - 1 else "") for i in range(count)]
+    text = "\n".join(body or ["    pass"])
+    made: dict[str, Any] = {"NamedTuple": NamedTuple, "typing": typing}
+    exec(  # noqa: S102  the test's own class statements
+        f"class Many(NamedTuple):\n{text}\nclass Other(typing.NamedTuple):\n{text}\n", made
+    )
+    return made["Many"], made["Other"]
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 5, 18])
+def test_every_number_of_fields(count: int) -> None:
+    ours, theirs = _pair(count)
+    values = list(range(count))
+    assert ours(*values) == theirs(*values) == tuple(values)
+    assert ours(**{f"f{i}": i for i in range(count)}) == tuple(values)
+    assert ours._fields == theirs._fields
+    if count:
+        assert ours(*values[:-1]) == (*values[:-1], -1)
+        assert ours(*values).__getattribute__(f"f{count - 1}") == count - 1
+    assert repr(ours(*values)) == repr(theirs(*values)).replace("Other", "Many")
