@@ -128,6 +128,10 @@ def test_the_constructor_and_its_errors_are_typings() -> None:
     _same_error(Ours("a")._replace, Theirs("a")._replace, colour="red")
     ours = Ours("a", 1, ("t",))
     assert copy.copy(ours) == ours and copy.deepcopy(ours) == ours
+    replace = getattr(copy, "replace", None)  # Python 3.13+
+    assert hasattr(Ours, "__replace__") == hasattr(Theirs, "__replace__") == bool(replace)
+    if replace is not None:
+        assert replace(ours, size=3) == replace(Theirs("a", 1, ("t",)), size=3)
     assert ours.__getnewargs__() == Theirs("a", 1, ("t",)).__getnewargs__()
 
 

@@ -27,6 +27,7 @@ itself. Type checkers see ``typing.TypedDict``.
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,11 @@ else:
             return property(itemgetter(index), doc=doc)
 
     _GLOBALS = {"_tuple_new": tuple.__new__, "__builtins__": {}}
+    # Python 3.13's ``namedtuple`` (CPython gh-110275): ``_replace`` raises ``TypeError``
+    # for a name that is no field (``ValueError`` before), and is ``__replace__`` too,
+    # for ``copy.replace``.
+    _SINCE_3_13 = sys.version_info >= (3, 13)
+    _NOT_A_FIELD = TypeError if _SINCE_3_13 else ValueError
 
     @functools.cache
     def _constructor(arity: int) -> types.CodeType:
@@ -79,7 +85,7 @@ else:
         def _replace(self: Any, /, **changes: Any) -> Any:
             made = self._make(map(changes.pop, fields, self))
             if changes:
-                raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+                raise _NOT_A_FIELD(f"Got unexpected field names: {list(changes)!r}")
             return made
 
         def __repr__(self: Any) -> str:
@@ -105,6 +111,8 @@ else:
             "__getnewargs__": __getnewargs__,
             "__match_args__": fields,
         }
+        if _SINCE_3_13:
+            members["__replace__"] = _replace
         for index, field in enumerate(fields):
             members[field] = _tuplegetter(index, f"Alias for field number {index}")
         return members
