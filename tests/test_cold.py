@@ -166,6 +166,44 @@ def test_a_compiler_changed_between_processes_is_seen_though_import_triton_reuse
     assert changed["resolved"] and changed["CXX"] == changed["cxx"] == str(second / "g++")
 
 
+WITH_TORCH = """
+import json, os, sys
+import triton, torch
+from triton_toolchain import _activate
+before = _activate.current().plan
+src = os.path.join(sys.argv[1], "probe.c")
+with open(src, "w") as f:
+    f.write("#include <Python.h>\\nPyMODINIT_FUNC PyInit_probe(void) { return NULL; }\\n")
+built = triton.knobs.build.impl("probe", src, sys.argv[1], [], [], [])
+after = _activate.current().plan
+print(json.dumps({
+    "before": sorted(before["toolchain"]["components"]), "torch_before": before["torch"],
+    "after": sorted(after["toolchain"]["components"]), "torch_after": after["torch"],
+    "built": os.path.isfile(built), "CXX": os.environ.get("CXX"),
+}))
+"""
+
+
+@pytest.mark.torch
+def test_torch_imported_between_the_import_and_the_first_build_keeps_its_part(
+    tmp_path: Path,
+) -> None:
+    """``import triton``, then ``import torch`` (its part, ``Python.h`` included), then a
+    launcher build: the build adds only the C compiler, and torch's part and settings
+    stay as torch got them."""
+    env = clean_env(tmp_path / "home")
+    env.pop("CC", None)
+    env.pop("CXX", None)
+    done = run([sys.executable, "-c", WITH_TORCH, str(tmp_path)], env).clean()
+    assert done.returncode == 0, done.output
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert "cc" not in got["before"] and "python-headers" in got["before"], got
+    assert got["torch_before"] is not None and got["built"], got
+    assert set(got["after"]) - set(got["before"]) == {"cc"}, got
+    assert got["torch_after"] == got["torch_before"], got
+    assert got["CXX"] == got["torch_before"]["CXX"], got
+
+
 MAPS_READS = """
 import json, sys
 reads = []
