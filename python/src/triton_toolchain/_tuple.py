@@ -51,14 +51,36 @@ else:
     _SINCE_3_13 = sys.version_info >= (3, 13)
     _NOT_A_FIELD = TypeError if _SINCE_3_13 else ValueError
 
+    # ``lambda _cls, _0, ..., _n: tuple.__new__(_cls, (_0, ..., _n))`` for 0 to 8 fields,
+    # compiled with the module; each class renames the parameters to its fields. Every
+    # value type has 2 to 8 fields but ``_catalog.Component`` (18, compiled at import).
+    # Compiling all of them at import (``eval``) cost a first process 0.35 ms (issue 23).
+    _tuple_new = tuple.__new__  # the name the constructors' code looks up in ``_GLOBALS``
+    _CONSTRUCTORS: tuple[types.CodeType, ...] = tuple(
+        made.__code__
+        for made in (
+            lambda _cls: _tuple_new(_cls, ()),
+            lambda _cls, _0: _tuple_new(_cls, (_0,)),
+            lambda _cls, _0, _1: _tuple_new(_cls, (_0, _1)),
+            lambda _cls, _0, _1, _2: _tuple_new(_cls, (_0, _1, _2)),
+            lambda _cls, _0, _1, _2, _3: _tuple_new(_cls, (_0, _1, _2, _3)),
+            lambda _cls, _0, _1, _2, _3, _4: _tuple_new(_cls, (_0, _1, _2, _3, _4)),
+            lambda _cls, _0, _1, _2, _3, _4, _5: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5)),
+            lambda _cls, _0, _1, _2, _3, _4, _5, _6: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6)),
+            lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7: _tuple_new(
+                _cls, (_0, _1, _2, _3, _4, _5, _6, _7)
+            ),
+        )
+    )
+
     @functools.cache
     def _constructor(arity: int) -> types.CodeType:
-        """``lambda _cls, _0, ..., _n: tuple.__new__(_cls, (_0, ..., _n))``, compiled
-        once per number of fields; each class renames the parameters to its fields."""
+        """``_CONSTRUCTORS[arity]``; for more fields, compiled once a number."""
+        if arity < len(_CONSTRUCTORS):
+            return _CONSTRUCTORS[arity]
         names = ", ".join(f"_{i}" for i in range(arity))
-        comma = "," if arity == 1 else ""
         made: types.FunctionType = eval(  # noqa: S307  our own text, no input in it
-            f"lambda _cls, {names}: _tuple_new(_cls, ({names}{comma}))", _GLOBALS
+            f"lambda _cls, {names}: _tuple_new(_cls, ({names},))", _GLOBALS
         )
         return made.__code__
 
