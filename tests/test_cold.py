@@ -1,12 +1,14 @@
 """The cold start (issue 23): what the import path defers or does at once cannot change
 the answer.
 
-- ``import triton`` resolves without torch's part (``_catalog.TORCH_ONLY``) and the
-  launcher's (``_catalog.LAUNCHER_ONLY``): every other component is chosen exactly as a
-  whole resolution chooses it, on a fake machine and on this one; torch's part is
-  resolved when torch is imported, and a C++ compiler that changes between two
-  processes is seen by the second although its ``import triton`` reused the record;
-  the launcher's part before the first launcher build, which then builds with it.
+- ``import triton`` resolves without torch's part (``_catalog.TORCH_ONLY``), the
+  launcher's (``_catalog.LAUNCHER_ONLY``) and the target's (``_catalog.TARGET_ONLY``:
+  ptxas-blackwell): every other component is chosen exactly as a whole resolution
+  chooses it, on a fake machine and on this one; torch's part is resolved when torch is
+  imported, and a C++ compiler that changes between two processes is seen by the second
+  although its ``import triton`` reused the record; the launcher's part before the
+  first launcher build, which then builds with it; ptxas-blackwell when Triton is about
+  to take it for a target, and never for a target that runs ptxas.
 - Independent tools are asked at once (``_run.ask_each``): their runs overlap, a rejected
   first candidate is still rejected and the next one chosen; a signal ends every tool's
   process group.
@@ -31,14 +33,15 @@ import pytest
 from hostile import alive, clean_env, run, signalled_while_tools_run
 from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
+from triton_layouts import blackwell_from
 from triton_toolchain import _activate, _observe, _record
-from triton_toolchain._catalog import LAUNCHER_ONLY, TORCH_ONLY
+from triton_toolchain._catalog import LAUNCHER_ONLY, TARGET_ONLY, TORCH_ONLY
 from triton_toolchain._plan import LEFT_OUT
 from triton_toolchain._resolve import resolve_all
 
-# ------------------------------------------------- torch's and the launcher's parts deferred
+# ------------------------------------------------- torch's, the launcher's, the target's parts
 
-PARTS = {"torch": TORCH_ONLY, "launcher": LAUNCHER_ONLY}
+PARTS = {"torch": TORCH_ONLY, "launcher": LAUNCHER_ONLY, "target": TARGET_ONLY}
 
 
 def _same_but(left_out: frozenset[str], arch: int | None, **host: object) -> None:
@@ -56,18 +59,20 @@ def test_leaving_a_part_out_changes_no_other_choice_on_a_fake_machine(
 ) -> None:
     paths = machine(tmp_path)
     _same_but(PARTS[part], 90, host=host_of(tmp_path, paths))
-    _same_but(TORCH_ONLY | LAUNCHER_ONLY, 90, host=host_of(tmp_path, paths))
+    _same_but(LEFT_OUT["triton"], 90, host=host_of(tmp_path, paths))
 
 
 @pytest.mark.parametrize("part", sorted(PARTS))
 def test_leaving_a_part_out_changes_no_other_choice_on_this_machine(part: str) -> None:
     _same_but(PARTS[part], None)
     _same_but(PARTS[part], 90)
+    _same_but(LEFT_OUT["triton"], None)
 
 
-def test_the_activation_knows_the_launchers_part_and_which_parts_look_at_no_driver() -> None:
+def test_the_activation_knows_the_parts_and_which_look_at_no_driver() -> None:
     """``_activate`` does not import the catalog on a hit: its copies agree with it."""
     assert _activate.LAUNCHER_PART == LAUNCHER_ONLY
+    assert _activate.TARGET_PART == TARGET_ONLY
     assert set(_activate.DRIVERLESS) == {
         scope for scope, out in LEFT_OUT.items() if {"libcuda", "libcuda-link"} <= out
     }
@@ -122,6 +127,65 @@ def test_the_c_compiler_and_python_h_are_resolved_at_the_first_build_not_at_impo
     second = one("second")
     assert second["ran_at_import"] == [] and second["ran"] == ["gcc"], second  # the build only
     assert second["built"] and second["after"] == first["after"], second
+
+
+TARGET = """
+import json, os, sys
+spawned = []
+def audit(event, args):
+    if event == "subprocess.Popen":  # the program's name and first argument
+        spawned.append(" ".join([os.path.basename(str(args[0])), *map(str, args[1][1:2])]))
+sys.addaudithook(audit)
+import triton
+from triton_toolchain import _activate
+from fit_compile import compile_for
+
+def state():
+    return {
+        "components": sorted(_activate.current().plan["toolchain"]["components"]),
+        "resolver": "triton_toolchain._resolve" in sys.modules,
+        "knob": vars(triton.knobs.nvidia).get("ptxas_blackwell"),
+    }
+
+report = {"import": {**state(), "ran": list(spawned)}}
+for arch in sys.argv[1:]:
+    before = len(spawned)
+    result = compile_for(int(arch))
+    report[arch] = {**state(), "ran": spawned[before:], "ok": result["ok"], "why": result["error"]}
+print(json.dumps(report))
+"""
+
+
+def test_ptxas_blackwell_is_resolved_when_triton_takes_it_for_a_target_not_at_import(
+    tmp_path: Path,
+) -> None:
+    """`import triton` asks no ptxas-blackwell (``_catalog.TARGET_ONLY``); a compile for a
+    target below the release's switch runs ptxas and adds nothing; the first compile
+    from the switch on resolves ptxas-blackwell, hands it to Triton and assembles with
+    it; the next process finds both parts in its records and resolves nothing."""
+    env = clean_env(tmp_path / "home")
+    below, switch = 80, blackwell_from()
+    assert switch <= 100, "tests/test_cold.py runs against Triton 3.6 and newer (noxfile)"
+
+    def one() -> dict[str, Any]:
+        done = run([sys.executable, "-c", TARGET, str(below), str(switch)], env).clean()
+        assert done.returncode == 0, done.output
+        result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+    first = one()
+    at_import, low, high = first["import"], first[str(below)], first[str(switch)]
+    assert "ptxas-blackwell" not in at_import["components"], first
+    assert at_import["ran"] and not any("ptxas-blackwell" in r for r in at_import["ran"]), first
+    assert low["ok"] and low["components"] == at_import["components"], first
+    assert not any("ptxas-blackwell" in r for r in low["ran"]), first
+    assert high["ok"], first
+    assert set(high["components"]) - set(at_import["components"]) == TARGET_ONLY, first
+    assert low["knob"] is None and high["knob"].endswith("ptxas-blackwell"), first
+    assert high["ran"][0] == "ptxas-blackwell --version", first  # the shim's question
+    second = one()  # both parts from their records: no resolver loaded, no tool asked
+    assert second["import"]["ran"] == [] and not second[str(switch)]["resolver"], second
+    assert second[str(switch)]["ok"] and second[str(switch)]["components"] == high["components"]
 
 
 PROGRAM = """

@@ -282,6 +282,14 @@ def test_the_import_warning_names_the_step_that_uses_the_setting(tmp_path: Path)
     assert "Triton stops with this error when it builds its launcher" in stderr
 
 
+def test_a_wrong_ptxas_blackwell_setting_is_warned_of_at_import(tmp_path: Path) -> None:
+    """`import triton` leaves ptxas-blackwell to the compile that runs it
+    (``_plan.LEFT_OUT``), unless its variable is set: a wrong one is named at once."""
+    stderr = _warned(tmp_path, "import triton", TRITON_PTXAS_BLACKWELL_PATH="/nonexistent/ptxas")
+    assert "TRITON_PTXAS_BLACKWELL_PATH='/nonexistent/ptxas': does not exist" in stderr
+    assert "Triton stops with this error when it compiles a kernel" in stderr
+
+
 @pytest.mark.torch
 def test_a_setting_only_torch_uses_is_warned_of_when_torch_is_imported(tmp_path: Path) -> None:
     """``import triton`` judges no C++ compiler (torch's part, ``_plan.LEFT_OUT``): a bad

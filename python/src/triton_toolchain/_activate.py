@@ -306,7 +306,7 @@ class Activation:
 
 # The parts of a plan that look at no driver (``_plan.LEFT_OUT`` leaves it out): resolved
 # and kept as a record even where a driver is mapped.
-DRIVERLESS = ("torch", "launcher")
+DRIVERLESS = ("torch", "launcher", "target")
 
 
 class _State:
@@ -453,12 +453,19 @@ def _apply_triton(plan: Plan) -> Activation:
     if _STATE.triton is None:
         _STATE.triton = TritonState()
     report = Report()
-    mode = apply(_plan_now, _STATE.triton, SHIM.env, report, build_plan=_plan_for_build)
+    mode = apply(
+        _plan_now,
+        _STATE.triton,
+        SHIM.env,
+        report,
+        build_plan=_plan_for_build,
+        complete_target=_plan_for_target,
+    )
     return _activation(mode, plan, report)
 
 
 def with_part(plan: Plan, part: Plan) -> Plan:
-    """``plan`` completed with ``part`` (scope ``"torch"`` or ``"launcher"``): the
+    """``plan`` completed with ``part`` (scope ``"torch"``, ``"launcher"``, ``"target"``): the
     settings and components that ``plan`` lacks, and torch's part where ``part`` has it.
     What ``plan`` already handed to Triton stays as it was. Plain data, here: a hit loads
     none of ``_plan``."""
@@ -523,6 +530,21 @@ def _plan_for_build() -> Plan:
             return plan
         _completed("launcher")
         return _plan_now()
+
+
+# What ``_plan.TARGET_ONLY`` names (ptxas-blackwell), copied as ``LAUNCHER_PART`` is.
+TARGET_PART = frozenset({"ptxas-blackwell"})
+
+
+def _plan_for_target() -> None:
+    """Complete the plan in force with the target's part that the import left out
+    (``_plan.LEFT_OUT``), and apply it to Triton again, so that its knob or variable
+    holds it: called by the guarded ``get_ptxas`` before Triton takes ptxas-blackwell."""
+    with LOCK:
+        if _plan_now()["toolchain"]["components"].keys() >= TARGET_PART:
+            return
+        _completed("target")
+        _STATE.last = _apply_triton(_plan_now())
 
 
 def _apply_torch(name: str, *, finished: bool) -> None:
@@ -604,7 +626,7 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         warnings: tuple[str, ...] = ()
         if not finished and name in DRIVER_USERS and _STATE.plan is None:
             # torch's part only for torch (what no other import needs: no process for it).
-            _STATE.plan = resolved_plan(None, "all" if name == "torch" else "triton")
+            _STATE.plan = resolved_plan(None, "torch-first" if name == "torch" else "triton")
             _load_driver(_STATE.plan)
             warnings = _errors(_STATE.plan)
             pending = "applied to Triton when it is imported"

@@ -277,6 +277,13 @@ TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
 # loaded at the import and the link directory follows it; the CUDA headers cost a read.
 # No other component's search reads these two (tests/test_cold.py).
 LAUNCHER_ONLY: frozenset[str] = frozenset({"cc", "python-headers"})
+# What only a compile for some targets reads: ``ptxas-blackwell``, which Triton runs
+# from its release's switch on (``ptxas_for``: sm_100 on 3.3 and 3.6-3.8, sm_90 on 3.9)
+# and which the arch, known only at compile time, decides (issue 23: on an sm_90 machine
+# with Triton 3.6 it is never run). Resolved when Triton's ``get_ptxas`` is about to
+# take it (``_triton.guard_get_ptxas``), not at the import, unless the user names it.
+# No other component's search reads it (tests/test_cold.py).
+TARGET_ONLY: frozenset[str] = frozenset({"ptxas-blackwell"})
 
 
 class GoalStep(NamedTuple):

@@ -35,6 +35,7 @@ from ._catalog import (
     COMPONENT_NAMES,
     COMPONENTS,
     LAUNCHER_ONLY,
+    TARGET_ONLY,
     TORCH_ONLY,
     TORCH_PART,
     UsedBy,
@@ -150,19 +151,26 @@ def _torch_part(tc: Toolchain) -> TorchPart:
 
 
 # What a plan holds (``resolve_plan``): every component; what `import triton` needs (all
-# but ``TORCH_ONLY`` and ``LAUNCHER_ONLY``: no C++ compiler, OpenMP, CUDA home, C
-# compiler or ``Python.h`` asked for); torch's part alone and the launcher's part alone
-# (what ``_activate.with_part`` adds when torch is imported after Triton, or before
-# Triton's first launcher build).
-Scope = Literal["all", "triton", "torch", "launcher"]
+# but ``TORCH_ONLY``, ``LAUNCHER_ONLY`` and ``TARGET_ONLY``: no C++ compiler, OpenMP, CUDA
+# home, C compiler, ``Python.h`` or ptxas-blackwell asked for); what `import torch` before
+# Triton needs (all but ``TARGET_ONLY``); torch's part alone, the launcher's part alone
+# and the target's part alone (what ``_activate.with_part`` adds when torch is imported
+# after Triton, before Triton's first launcher build, or before its first compile that
+# runs ptxas-blackwell).
+Scope = Literal["all", "triton", "torch-first", "torch", "launcher", "target"]
 LEFT_OUT: dict[str, frozenset[str]] = {
     "all": frozenset(),
-    "triton": TORCH_ONLY | LAUNCHER_ONLY,
+    "triton": TORCH_ONLY | LAUNCHER_ONLY | TARGET_ONLY,
+    "torch-first": TARGET_ONLY,
     "torch": frozenset(COMPONENT_NAMES) - TORCH_PART,
     "launcher": frozenset(COMPONENT_NAMES) - LAUNCHER_ONLY,
+    "target": frozenset(COMPONENT_NAMES) - TARGET_ONLY,
 }
 # Left out of a scope unless a variable names them: a user's setting is checked at once.
-UNLESS_NAMED: dict[str, frozenset[str]] = {"triton": LAUNCHER_ONLY}
+UNLESS_NAMED: dict[str, frozenset[str]] = {
+    "triton": LAUNCHER_ONLY | TARGET_ONLY,
+    "torch-first": TARGET_ONLY,
+}
 
 
 def left_out(scope: Scope, host: Host) -> frozenset[str]:

@@ -252,19 +252,28 @@ def _checked(check: Callable[[], Exception | None]) -> Exception | None:
 
 
 def guard_get_ptxas(
-    original: Callable[..., object], plan: PlanGetter, namespace: Namespace
+    original: Callable[..., object],
+    plan: PlanGetter,
+    namespace: Namespace,
+    complete_target: Callable[[], None] | None = None,
 ) -> Callable[..., object]:
     """``get_ptxas`` returning what ``original`` returns, called with the arguments
     Triton gave (``get_ptxas(arch)`` on 3.3 and 3.6+, ``get_ptxas()`` on 3.4 and 3.5:
     ``TritonRelease.ptxas_lookup``), or raising the shim's error
-    (``_guards.ptxas_error``); the target is known where Triton passes it."""
+    (``_guards.ptxas_error``); the target is known where Triton passes it. Where Triton
+    is about to take ptxas-blackwell for it, ``complete_target`` first completes and
+    applies the plan with it (`import triton` leaves it out: ``_catalog.TARGET_ONLY``)."""
 
     @functools.wraps(original)
     def get_ptxas(*args: object, **kwargs: object) -> object:
-        from ._guards import no_ptxas, setting_error  # noqa: PLC0415  at a compile only
+        from ._guards import no_ptxas, runs_ptxas_blackwell, setting_error  # noqa: PLC0415
 
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
+        if complete_target is not None and runs_ptxas_blackwell(arch):
+            error = _checked(complete_target)
+            if error is not None:
+                raise error
         error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
@@ -380,13 +389,19 @@ def no_driver_selection(plan: PlanGetter) -> Callable[[Callable[[], Any]], Calla
     return make
 
 
-def patch_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
-    """Guard ``get_ptxas``; without a driver, replace ``libcuda_dirs`` (also without a
-    link directory) and the by-name driver probe; with one, put Triton's back."""
+def patch_lookups(
+    plan: PlanGetter,
+    state: TritonState,
+    report: Report,
+    complete_target: Callable[[], None] | None = None,
+) -> None:
+    """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete_target``); without a
+    driver, replace ``libcuda_dirs`` (also without a link directory) and the by-name
+    driver probe; with one, put Triton's back."""
     for where, namespace in namespaces("compiler"):
 
         def make(original: Any, namespace: Namespace = namespace) -> object:
-            return guard_get_ptxas(original, plan, namespace)
+            return guard_get_ptxas(original, plan, namespace, complete_target)
 
         if state.patches.patch(where, namespace, "get_ptxas", make):
             report.applied[f"patch:{where}.get_ptxas"] = (
@@ -469,10 +484,12 @@ def apply(
     report: Report,
     *,
     build_plan: PlanGetter | None = None,
+    complete_target: Callable[[], None] | None = None,
 ) -> Literal["knobs", "environ"]:
     """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``).
     ``build_plan``: the plan a launcher build uses (default ``plan``; the activation's
-    completes it with what `import triton` left out first)."""
+    completes it with what `import triton` left out first). ``complete_target``: called
+    before Triton takes ptxas-blackwell for a target (``guard_get_ptxas``)."""
     build_plan = build_plan or plan
     knobs = sys.modules.get("triton.knobs")
     mode: Literal["knobs", "environ"]
@@ -486,6 +503,6 @@ def apply(
         apply_environ(plan(), env, report)
         replace_build(build_plan, state, report)
         mode = "environ"
-    patch_lookups(plan, state, report)
+    patch_lookups(plan, state, report, complete_target)
     clear_caches()
     return mode

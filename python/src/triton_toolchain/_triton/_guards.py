@@ -44,6 +44,13 @@ def full_toolchain(plan: Plan) -> Toolchain:
 PTXAS_COMPONENTS = ("ptxas-blackwell", "ptxas")
 
 
+def runs_ptxas_blackwell(arch: int | None) -> bool:
+    """Whether the imported Triton takes ptxas-blackwell for ``sm_<arch>``
+    (``_catalog.ptxas_for``); no for an unknown target."""
+    release = triton_release(_triton_version())
+    return arch is not None and ptxas_for(arch, release) == "ptxas-blackwell"
+
+
 def setting_error(plan: Plan, used_by: str) -> SettingError | None:
     """The error for the wrong explicit settings of components that ``used_by``
     (``"compile"`` or ``"build"``) needs, or ``None``."""
@@ -152,7 +159,10 @@ def ptxas_error(
                 f"{problem}.\n  fix: {_fixes(arch, plan)}"
             )
     tc = Toolchain.from_dict(plan["toolchain"])
-    chosen = [p for p in (tc[n].path for n in PTXAS_COMPONENTS) if p is not None]
+    # ptxas-blackwell is in the plan once Triton takes it (the guard completes the plan
+    # first: ``_catalog.TARGET_ONLY``); before, Triton runs ptxas.
+    present = [tc.choices[n] for n in PTXAS_COMPONENTS if n in tc.choices]
+    chosen = [c.path for c in present if c.path is not None]
     if path is None or any(_same_file(path, c) for c in chosen):
         return None
     if tc.strict:
