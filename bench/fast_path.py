@@ -87,7 +87,7 @@ import {module}  # with the shim off: the import system's caches as on the hit p
 import triton_toolchain._activate as activation
 from triton_toolchain import _record, _trust
 environ = activation.user_environ()
-key = _record.identity(None, "torch-first" if "{module}" == "torch" else "triton")
+key = _record.identity(None, "eager" if "{module}" == "torch" else "triton")
 facts = next(
     _record.facts_of(*_record.body(raw)[:2])
     for found, raw in _record.stored(environ)

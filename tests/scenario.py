@@ -119,7 +119,6 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
 
     warnings.simplefilter("error", AdapterBugWarning)
     env_keys = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_LIBCUDA_PATH", "CC")
-    env_keys += ("TRITON_PTXAS-BLACKWELL_PATH",)  # 3.3's name for it
     for action in config.get("actions", []):
         try:
             if action.startswith("compile:"):

@@ -8,7 +8,8 @@ the answer.
   imported, and a C++ compiler that changes between two processes is seen by the second
   although its ``import triton`` reused the record; the launcher's part before the
   first launcher build, which then builds with it; ptxas-blackwell when Triton is about
-  to take it for a target, and never for a target that runs ptxas.
+  to take it for a target, and never for a target that runs ptxas; cuobjdump and
+  nvdisasm (``_catalog.SASS_ONLY``) at the first SASS dump.
 - Independent tools are asked at once (``_run.ask_each``): their runs overlap, a rejected
   first candidate is still rejected and the next one chosen; a signal ends every tool's
   process group.
@@ -35,13 +36,13 @@ from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
 from triton_layouts import blackwell_from
 from triton_toolchain import _activate, _observe, _record
-from triton_toolchain._catalog import LAUNCHER_ONLY, TARGET_ONLY, TORCH_ONLY
+from triton_toolchain._catalog import LAUNCHER_ONLY, SASS_ONLY, TARGET_ONLY, TORCH_ONLY
 from triton_toolchain._plan import LEFT_OUT
 from triton_toolchain._resolve import resolve_all
 
 # ------------------------------------------------- torch's, the launcher's, the target's parts
 
-PARTS = {"torch": TORCH_ONLY, "launcher": LAUNCHER_ONLY, "target": TARGET_ONLY}
+PARTS = {"torch": TORCH_ONLY, "launcher": LAUNCHER_ONLY, "target": TARGET_ONLY, "sass": SASS_ONLY}
 
 
 def _same_but(left_out: frozenset[str], arch: int | None, **host: object) -> None:
@@ -72,7 +73,7 @@ def test_leaving_a_part_out_changes_no_other_choice_on_this_machine(part: str) -
 def test_the_activation_knows_the_parts_and_which_look_at_no_driver() -> None:
     """``_activate`` does not import the catalog on a hit: its copies agree with it."""
     assert _activate.LAUNCHER_PART == LAUNCHER_ONLY
-    assert _activate.TARGET_PART == TARGET_ONLY
+    assert _activate.APPLIED_LATER == {"target": TARGET_ONLY, "sass": SASS_ONLY}
     assert set(_activate.DRIVERLESS) == {
         scope for scope, out in LEFT_OUT.items() if {"libcuda", "libcuda-link"} <= out
     }
@@ -129,7 +130,7 @@ def test_the_c_compiler_and_python_h_are_resolved_at_the_first_build_not_at_impo
     assert second["built"] and second["after"] == first["after"], second
 
 
-TARGET = """
+LATER = """
 import json, os, sys
 spawned = []
 def audit(event, args):
@@ -137,23 +138,42 @@ def audit(event, args):
         spawned.append(" ".join([os.path.basename(str(args[0])), *map(str, args[1][1:2])]))
 sys.addaudithook(audit)
 import triton
-from triton_toolchain import _activate
-from fit_compile import compile_for
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from triton_toolchain import _activate, _kernel
 
 def state():
+    knobs = vars(triton.knobs.nvidia)
     return {
         "components": sorted(_activate.current().plan["toolchain"]["components"]),
         "resolver": "triton_toolchain._resolve" in sys.modules,
-        "knob": vars(triton.knobs.nvidia).get("ptxas_blackwell"),
+        "knobs": {k: knobs.get(k) for k in ("ptxas_blackwell", "cuobjdump", "nvdisasm")},
     }
 
 report = {"import": {**state(), "ran": list(spawned)}}
-for arch in sys.argv[1:]:
+src = ASTSource(_kernel.add_kernel, _kernel.SIGNATURE, constexprs=_kernel.CONSTEXPRS)
+for step in sys.argv[1:]:
     before = len(spawned)
-    result = compile_for(int(arch))
-    report[arch] = {**state(), "ran": spawned[before:], "ok": result["ok"], "why": result["error"]}
+    if step == "sass":
+        got = kernel.asm["sass"]
+        done = "Function:add_kernel" in got
+    else:
+        kernel = triton.compile(src, target=GPUTarget("cuda", int(step), 32))
+        done = len(kernel.asm["cubin"]) > 0
+    report[step] = {**state(), "ran": spawned[before:], "done": done}
 print(json.dumps(report))
 """
+
+
+def _later(env: dict[str, str], *steps: object) -> dict[str, Any]:
+    done = run([sys.executable, "-c", LATER, *map(str, steps)], env).clean()
+    assert done.returncode == 0, done.output
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def _ran(step: dict[str, Any], *tools: str) -> bool:
+    return any(r.split()[0] in tools for r in step["ran"])
 
 
 def test_ptxas_blackwell_is_resolved_when_triton_takes_it_for_a_target_not_at_import(
@@ -166,26 +186,60 @@ def test_ptxas_blackwell_is_resolved_when_triton_takes_it_for_a_target_not_at_im
     env = clean_env(tmp_path / "home")
     below, switch = 80, blackwell_from()
     assert switch <= 100, "tests/test_cold.py runs against Triton 3.6 and newer (noxfile)"
-
-    def one() -> dict[str, Any]:
-        done = run([sys.executable, "-c", TARGET, str(below), str(switch)], env).clean()
-        assert done.returncode == 0, done.output
-        result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-        return result
-
-    first = one()
+    first = _later(env, below, switch)
     at_import, low, high = first["import"], first[str(below)], first[str(switch)]
     assert "ptxas-blackwell" not in at_import["components"], first
-    assert at_import["ran"] and not any("ptxas-blackwell" in r for r in at_import["ran"]), first
-    assert low["ok"] and low["components"] == at_import["components"], first
-    assert not any("ptxas-blackwell" in r for r in low["ran"]), first
-    assert high["ok"], first
+    assert at_import["ran"] == ["ptxas --version"], first  # the one tool the import needs
+    assert low["done"] and low["components"] == at_import["components"], first
+    assert not _ran(low, "ptxas-blackwell") and low["knobs"]["ptxas_blackwell"] is None, first
+    assert high["done"] and high["knobs"]["ptxas_blackwell"].endswith("ptxas-blackwell"), first
     assert set(high["components"]) - set(at_import["components"]) == TARGET_ONLY, first
-    assert low["knob"] is None and high["knob"].endswith("ptxas-blackwell"), first
     assert high["ran"][0] == "ptxas-blackwell --version", first  # the shim's question
-    second = one()  # both parts from their records: no resolver loaded, no tool asked
+    second = _later(env, below, switch)  # both parts from their records: nothing resolved
     assert second["import"]["ran"] == [] and not second[str(switch)]["resolver"], second
-    assert second[str(switch)]["ok"] and second[str(switch)]["components"] == high["components"]
+    assert second[str(switch)]["done"], second
+    assert second[str(switch)]["components"] == high["components"], second
+
+
+def test_cuobjdump_and_nvdisasm_are_resolved_at_the_first_sass_dump_not_at_import(
+    tmp_path: Path,
+) -> None:
+    """`import triton` and a compile ask neither SASS tool (``_catalog.SASS_ONLY``); the
+    first ``kernel.asm["sass"]`` resolves both, hands them to Triton, and its
+    ``cuobjdump`` dumps the kernel; the next process resolves nothing."""
+    env = clean_env(tmp_path / "home")
+    first = _later(env, 80, "sass")
+    at_import, compiled, dumped = first["import"], first["80"], first["sass"]
+    assert not SASS_ONLY & set(at_import["components"]), first
+    assert not _ran(at_import, "cuobjdump", "nvdisasm"), first
+    assert not _ran(compiled, "cuobjdump", "nvdisasm"), first
+    assert compiled["knobs"]["cuobjdump"] is None and compiled["knobs"]["nvdisasm"] is None
+    assert dumped["done"] and set(dumped["components"]) - set(compiled["components"]) == SASS_ONLY
+    assert dumped["ran"][:2] == ["cuobjdump --version", "nvdisasm --version"], first
+    assert "cuobjdump -sass" in dumped["ran"], first
+    assert all(dumped["knobs"][k].endswith(k) for k in ("cuobjdump", "nvdisasm")), first
+    second = _later(env, 80, "sass")
+    assert second["import"]["ran"] == [] and not second["sass"]["resolver"], second
+    assert second["sass"]["done"] and second["sass"]["knobs"] == dumped["knobs"], second
+
+
+def test_a_manifests_ptxas_blackwell_and_sass_tools_are_applied_at_import(
+    tmp_path: Path,
+) -> None:
+    """Where the manifest names them (``_plan.UNLESS_IN_MANIFEST``), ptxas-blackwell and
+    the SASS tools are judged at the import, with their recorded versions (no process),
+    and Triton's knobs hold them from then on, as the packager wrote them."""
+    env = clean_env(tmp_path / "home")
+    manifest = tmp_path / "manifest.json"
+    lock = [sys.executable, "-m", "triton_toolchain", "lock", "--no-driver", "-o", str(manifest)]
+    assert run(lock, env).clean().returncode == 0
+    env["TRITON_TOOLCHAIN_MANIFEST"] = str(manifest)
+    got = _later(env)["import"]
+    named = json.loads(manifest.read_text())["components"]
+    assert got["ran"] == [] and set(got["components"]) >= TARGET_ONLY | SASS_ONLY, got
+    knobs = {"ptxas-blackwell": "ptxas_blackwell", "cuobjdump": "cuobjdump", "nvdisasm": "nvdisasm"}
+    for name, knob in knobs.items():
+        assert got["knobs"][knob] == named[name]["path"], (name, got)
 
 
 PROGRAM = """

@@ -389,8 +389,9 @@ def _record_with_a_planted_ptxas(tmp: Path, plant: Plant) -> tuple[Layout, dict[
         for setting in entry["result"]["settings"]:
             if setting["component"] in ("ptxas", "ptxas-blackwell"):
                 setting["value"] = str(tool)
-        for name in ("ptxas", "ptxas-blackwell"):
-            entry["result"]["toolchain"]["components"][name]["path"] = str(tool)
+        components = entry["result"]["toolchain"]["components"]
+        for name in {"ptxas", "ptxas-blackwell"} & components.keys():  # the import's: ptxas
+            components[name]["path"] = str(tool)
     record.write_bytes(encode(records))
     return layout, env, record
 

@@ -282,11 +282,15 @@ def test_the_import_warning_names_the_step_that_uses_the_setting(tmp_path: Path)
     assert "Triton stops with this error when it builds its launcher" in stderr
 
 
-def test_a_wrong_ptxas_blackwell_setting_is_warned_of_at_import(tmp_path: Path) -> None:
-    """`import triton` leaves ptxas-blackwell to the compile that runs it
-    (``_plan.LEFT_OUT``), unless its variable is set: a wrong one is named at once."""
-    stderr = _warned(tmp_path, "import triton", TRITON_PTXAS_BLACKWELL_PATH="/nonexistent/ptxas")
-    assert "TRITON_PTXAS_BLACKWELL_PATH='/nonexistent/ptxas': does not exist" in stderr
+@pytest.mark.parametrize("variable", ["TRITON_PTXAS_BLACKWELL_PATH", "TRITON_CUOBJDUMP_PATH"])
+def test_a_wrong_setting_of_a_tool_applied_later_is_warned_of_at_import(
+    tmp_path: Path, variable: str
+) -> None:
+    """`import triton` leaves ptxas-blackwell to the compile that runs it and the SASS
+    tools to the first dump (``_plan.LEFT_OUT``), unless a variable names one: a wrong
+    one is named at once."""
+    stderr = _warned(tmp_path, "import triton", **{variable: "/nonexistent/tool"})
+    assert f"{variable}='/nonexistent/tool': does not exist" in stderr
     assert "Triton stops with this error when it compiles a kernel" in stderr
 
 

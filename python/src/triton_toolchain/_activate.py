@@ -306,7 +306,7 @@ class Activation:
 
 # The parts of a plan that look at no driver (``_plan.LEFT_OUT`` leaves it out): resolved
 # and kept as a record even where a driver is mapped.
-DRIVERLESS = ("torch", "launcher", "target")
+DRIVERLESS = ("torch", "launcher", "target", "sass")
 
 
 class _State:
@@ -459,13 +459,13 @@ def _apply_triton(plan: Plan) -> Activation:
         SHIM.env,
         report,
         build_plan=_plan_for_build,
-        complete_target=_plan_for_target,
+        complete=_complete_and_apply,
     )
     return _activation(mode, plan, report)
 
 
 def with_part(plan: Plan, part: Plan) -> Plan:
-    """``plan`` completed with ``part`` (scope ``"torch"``, ``"launcher"``, ``"target"``): the
+    """``plan`` completed with ``part`` (scope ``"torch"``, ``"launcher"``, ...): the
     settings and components that ``plan`` lacks, and torch's part where ``part`` has it.
     What ``plan`` already handed to Triton stays as it was. Plain data, here: a hit loads
     none of ``_plan``."""
@@ -532,18 +532,25 @@ def _plan_for_build() -> Plan:
         return _plan_now()
 
 
-# What ``_plan.TARGET_ONLY`` names (ptxas-blackwell), copied as ``LAUNCHER_PART`` is.
-TARGET_PART = frozenset({"ptxas-blackwell"})
+# What Triton reads only when it takes them, by the scope that resolves them:
+# ``_catalog.TARGET_ONLY`` (ptxas-blackwell) and ``SASS_ONLY`` (copied as
+# ``LAUNCHER_PART`` is).
+APPLIED_LATER: dict[str, frozenset[str]] = {
+    "target": frozenset({"ptxas-blackwell"}),
+    "sass": frozenset({"cuobjdump", "nvdisasm"}),
+}
 
 
-def _plan_for_target() -> None:
-    """Complete the plan in force with the target's part that the import left out
-    (``_plan.LEFT_OUT``), and apply it to Triton again, so that its knob or variable
-    holds it: called by the guarded ``get_ptxas`` before Triton takes ptxas-blackwell."""
+def _complete_and_apply(scope: Literal["target", "sass"]) -> None:
+    """Complete the plan in force with ``scope``'s part, which the import left out
+    (``_plan.LEFT_OUT``), and apply it to Triton again, so that its knobs or variables
+    hold it: called by the guarded lookups before Triton takes one of them
+    (``_triton``: ``get_ptxas`` for ptxas-blackwell, ``tools.disasm.path_to_cuobjdump``
+    for the SASS dump's)."""
     with LOCK:
-        if _plan_now()["toolchain"]["components"].keys() >= TARGET_PART:
+        if _plan_now()["toolchain"]["components"].keys() >= APPLIED_LATER[scope]:
             return
-        _completed("target")
+        _completed(scope)
         _STATE.last = _apply_triton(_plan_now())
 
 
@@ -577,13 +584,15 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
     a wrong ``arch``, ``TRITON_TOOLCHAIN_MANIFEST`` or manifest. A wrong explicit setting
     of one component is not raised here: it is in ``notes``, and the step that uses the
     component raises it; a component that is merely missing makes that step raise
-    ``MissingComponentError``.
+    ``MissingComponentError``. What Triton reads only when it takes it (ptxas-blackwell,
+    cuobjdump, nvdisasm: ``APPLIED_LATER``) is resolved and applied then, as after the
+    hook's activation.
 
     Example::
 
         import triton_toolchain
         triton_toolchain.activate()      # before or after `import triton`
-        triton_toolchain.activate().applied["knobs.nvidia.ptxas_blackwell"]
+        triton_toolchain.activate().applied["knobs.nvidia.ptxas"]
         # '/usr/local/cuda-13.0/bin/ptxas'
     """
     with LOCK:
@@ -598,7 +607,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
 
             plan = plan_of(toolchain)
         else:
-            plan = resolved_plan(arch)
+            plan = resolved_plan(arch, "eager")  # as `import torch` resolves: one record
         _STATE.plan, _STATE.requested = plan, True
         _load_driver(plan)
         # Also after `import triton`: Triton 3.0-3.3 import backend modules later.
@@ -626,7 +635,7 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         warnings: tuple[str, ...] = ()
         if not finished and name in DRIVER_USERS and _STATE.plan is None:
             # torch's part only for torch (what no other import needs: no process for it).
-            _STATE.plan = resolved_plan(None, "torch-first" if name == "torch" else "triton")
+            _STATE.plan = resolved_plan(None, "eager" if name == "torch" else "triton")
             _load_driver(_STATE.plan)
             warnings = _errors(_STATE.plan)
             pending = "applied to Triton when it is imported"

@@ -284,6 +284,13 @@ LAUNCHER_ONLY: frozenset[str] = frozenset({"cc", "python-headers"})
 # take it (``_triton.guard_get_ptxas``), not at the import, unless the user names it.
 # No other component's search reads it (tests/test_cold.py).
 TARGET_ONLY: frozenset[str] = frozenset({"ptxas-blackwell"})
+# What only Triton's SASS dump reads (``triton.tools.disasm.get_sass``, behind
+# ``kernel.asm["sass"]``): cuobjdump, which it runs, and nvdisasm, which no Python code
+# of Triton's runs (3.0 and 3.1 named it in a ``tools.disasm`` that cannot be imported
+# there). Resolved when ``get_sass`` asks for cuobjdump (``_triton.guard_sass``), not at
+# the import, unless the user names one. No other component's search reads them
+# (tests/test_cold.py).
+SASS_ONLY: frozenset[str] = frozenset({"cuobjdump", "nvdisasm"})
 
 
 class GoalStep(NamedTuple):

@@ -35,6 +35,7 @@ from ._catalog import (
     COMPONENT_NAMES,
     COMPONENTS,
     LAUNCHER_ONLY,
+    SASS_ONLY,
     TARGET_ONLY,
     TORCH_ONLY,
     TORCH_PART,
@@ -151,25 +152,35 @@ def _torch_part(tc: Toolchain) -> TorchPart:
 
 
 # What a plan holds (``resolve_plan``): every component; what `import triton` needs (all
-# but ``TORCH_ONLY``, ``LAUNCHER_ONLY`` and ``TARGET_ONLY``: no C++ compiler, OpenMP, CUDA
-# home, C compiler, ``Python.h`` or ptxas-blackwell asked for); what `import torch` before
-# Triton needs (all but ``TARGET_ONLY``); torch's part alone, the launcher's part alone
-# and the target's part alone (what ``_activate.with_part`` adds when torch is imported
-# after Triton, before Triton's first launcher build, or before its first compile that
-# runs ptxas-blackwell).
-Scope = Literal["all", "triton", "torch-first", "torch", "launcher", "target"]
+# but ``TORCH_ONLY``, ``LAUNCHER_ONLY``, ``TARGET_ONLY`` and ``SASS_ONLY``: no C++
+# compiler, OpenMP, CUDA home, C compiler, ``Python.h``, ptxas-blackwell, cuobjdump or
+# nvdisasm asked for); what `import torch` before Triton and ``activate()`` resolve,
+# ``"eager"`` (all but the last two, which Triton's guarded lookups complete when it
+# takes them); and each part alone (what ``_activate.with_part`` adds when torch is imported after
+# Triton, before Triton's first launcher build, before its first compile that runs
+# ptxas-blackwell, or before its first SASS dump).
+Scope = Literal["all", "triton", "eager", "torch", "launcher", "target", "sass"]
+_NAMES = frozenset(COMPONENT_NAMES)
 LEFT_OUT: dict[str, frozenset[str]] = {
     "all": frozenset(),
-    "triton": TORCH_ONLY | LAUNCHER_ONLY | TARGET_ONLY,
-    "torch-first": TARGET_ONLY,
-    "torch": frozenset(COMPONENT_NAMES) - TORCH_PART,
-    "launcher": frozenset(COMPONENT_NAMES) - LAUNCHER_ONLY,
-    "target": frozenset(COMPONENT_NAMES) - TARGET_ONLY,
+    "triton": TORCH_ONLY | LAUNCHER_ONLY | TARGET_ONLY | SASS_ONLY,
+    "eager": TARGET_ONLY | SASS_ONLY,
+    "torch": _NAMES - TORCH_PART,
+    "launcher": _NAMES - LAUNCHER_ONLY,
+    "target": _NAMES - TARGET_ONLY,
+    "sass": _NAMES - SASS_ONLY,
 }
 # Left out of a scope unless a variable names them: a user's setting is checked at once.
 UNLESS_NAMED: dict[str, frozenset[str]] = {
-    "triton": LAUNCHER_ONLY | TARGET_ONLY,
-    "torch-first": TARGET_ONLY,
+    "triton": LAUNCHER_ONLY | TARGET_ONLY | SASS_ONLY,
+    "eager": TARGET_ONLY | SASS_ONLY,
+}
+# Left out of a scope unless the manifest names them: a packager's tools are judged at
+# once (their versions are recorded: no process runs), and Triton's knobs and variables
+# hold them from the import on, as before they were left to when Triton takes them.
+UNLESS_IN_MANIFEST: dict[str, frozenset[str]] = {
+    "triton": TARGET_ONLY | SASS_ONLY,
+    "eager": TARGET_ONLY | SASS_ONLY,
 }
 
 
@@ -197,7 +208,11 @@ def resolve_plan(
     read them (``Host.mapped``; ``None``: read again)."""
     with recording() as facts:  # the host's facts (Triton's package) included
         host = Host.current(environ, mapped=None if mapped is None else tuple(mapped))
-        plan = plan_of(resolve_all(arch, host=host, leave_out=left_out(scope, host)))
+        unless = UNLESS_IN_MANIFEST.get(scope, frozenset())
+        tc = resolve_all(
+            arch, host=host, leave_out=left_out(scope, host), unless_in_manifest=unless
+        )
+        plan = plan_of(tc)
     return plan, facts
 
 

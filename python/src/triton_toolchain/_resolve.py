@@ -337,11 +337,13 @@ def resolve_all(
     *,
     host: Host | None = None,
     leave_out: frozenset[str] = frozenset(),
+    unless_in_manifest: frozenset[str] = frozenset(),
 ) -> Toolchain:
     """Resolve every component for ``sm_<arch>`` on ``host`` (default: this process),
     keeping a wrong explicit setting in its component's ``Choice.error``; those named in
     ``leave_out`` are not looked for and are absent from the result (``_catalog.TORCH_ONLY``
-    on `import triton`: nothing else depends on them).
+    on `import triton`: nothing else depends on them), but for those of
+    ``unless_in_manifest`` that the manifest names (``_plan.UNLESS_IN_MANIFEST``).
 
     Raises ``SettingError`` for a wrong ``arch`` or ``TRITON_TOOLCHAIN_MANIFEST`` and
     ``ManifestError`` for a manifest that cannot be used.
@@ -349,6 +351,8 @@ def resolve_all(
     _check_arch(arch)
     host = host or Host.current()
     manifest = load_for(host)
+    if manifest is not None:
+        leave_out -= unless_in_manifest & manifest.components.keys()
     exports = read_exports(host.environ.get(EXPORTS_VARIABLE))
     chosen: dict[str, Choice] = {}
     with written_once():  # what tools answered: one write of the answers' file

@@ -17,6 +17,10 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   child processes see the same values.
 - Triton 3.0 to 3.3: the environment (``_legacy``), and ``driver._build`` replaced by
   the launcher build (``replace_build``).
+- What a plan leaves to when Triton takes it (ptxas-blackwell; cuobjdump and nvdisasm,
+  ``_catalog.TARGET_ONLY``, ``SASS_ONLY``): the guarded ``get_ptxas`` and
+  ``tools.disasm.path_to_cuobjdump`` (3.2+, ``guard_sass``) have the activation complete
+  the plan and apply it again first (``complete``), then Triton's lookup reads it.
 - Every release that has it (3.3 and newer; ``TritonRelease.ptxas_lookup``):
   ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes, takes the PTX
   version from, and runs) is wrapped, with the signature it has: it raises the shim's error for a
@@ -59,6 +63,9 @@ if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 
     from .._process import Namespace
 
     PlanGetter = Callable[[], Plan]
+    # Completes and applies the plan with a part Triton reads only when it takes it
+    # (``_activate._complete_and_apply``).
+    Complete = Callable[[Literal["target", "sass"]], None]
 
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"
@@ -251,18 +258,26 @@ def _checked(check: Callable[[], Exception | None]) -> Exception | None:
         return None
 
 
+def _completed(complete: Complete | None, scope: Literal["target", "sass"]) -> None:
+    """``complete(scope)``, its error raised (``_checked``)."""
+    if complete is not None:
+        error = _checked(lambda: complete(scope))
+        if error is not None:
+            raise error
+
+
 def guard_get_ptxas(
     original: Callable[..., object],
     plan: PlanGetter,
     namespace: Namespace,
-    complete_target: Callable[[], None] | None = None,
+    complete: Complete | None = None,
 ) -> Callable[..., object]:
     """``get_ptxas`` returning what ``original`` returns, called with the arguments
     Triton gave (``get_ptxas(arch)`` on 3.3 and 3.6+, ``get_ptxas()`` on 3.4 and 3.5:
     ``TritonRelease.ptxas_lookup``), or raising the shim's error
     (``_guards.ptxas_error``); the target is known where Triton passes it. Where Triton
-    is about to take ptxas-blackwell for it, ``complete_target`` first completes and
-    applies the plan with it (`import triton` leaves it out: ``_catalog.TARGET_ONLY``)."""
+    is about to take ptxas-blackwell for it, ``complete`` first completes and applies
+    the plan with it (`import triton` leaves it out: ``_catalog.TARGET_ONLY``)."""
 
     @functools.wraps(original)
     def get_ptxas(*args: object, **kwargs: object) -> object:
@@ -270,10 +285,8 @@ def guard_get_ptxas(
 
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
-        if complete_target is not None and runs_ptxas_blackwell(arch):
-            error = _checked(complete_target)
-            if error is not None:
-                raise error
+        if runs_ptxas_blackwell(arch):
+            _completed(complete, "target")
         error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
@@ -314,6 +327,24 @@ def _fitted(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespa
     if problem is not None:
         raise problem
     return chosen[0]
+
+
+DISASM = "triton.tools.disasm"
+
+
+def guard_sass(original: Callable[..., object], complete: Complete) -> Callable[..., object]:
+    """``tools.disasm.path_to_cuobjdump`` (3.2+, which ``get_sass``, behind
+    ``kernel.asm["sass"]``, calls by name): ``complete`` first completes and applies the
+    plan with the SASS dump's tools (`import triton` leaves them out:
+    ``_catalog.SASS_ONLY``), then Triton's own lookup answers."""
+
+    @functools.wraps(original)
+    def path_to_cuobjdump(*args: object, **kwargs: object) -> object:
+        _completed(complete, "sass")
+        return original(*args, **kwargs)
+
+    setattr(path_to_cuobjdump, ORIGINAL, original)
+    return path_to_cuobjdump
 
 
 def guard_path_to_binary(
@@ -389,19 +420,31 @@ def no_driver_selection(plan: PlanGetter) -> Callable[[Callable[[], Any]], Calla
     return make
 
 
+def patch_sass(state: TritonState, report: Report, complete: Complete) -> None:
+    """Guard ``tools.disasm.path_to_cuobjdump`` (``guard_sass``) where Triton has it
+    (3.2+; its ``compiler`` imports ``tools.disasm``)."""
+    disasm = sys.modules.get(DISASM)
+    if disasm is None:
+        return
+    made = state.patches.patch(
+        DISASM, vars(disasm), "path_to_cuobjdump", lambda o: guard_sass(o, complete)
+    )
+    if made:
+        report.applied[f"patch:{DISASM}.path_to_cuobjdump"] = (
+            "resolves cuobjdump and nvdisasm when Triton first asks"
+        )
+
+
 def patch_lookups(
-    plan: PlanGetter,
-    state: TritonState,
-    report: Report,
-    complete_target: Callable[[], None] | None = None,
+    plan: PlanGetter, state: TritonState, report: Report, complete: Complete | None = None
 ) -> None:
-    """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete_target``); without a
-    driver, replace ``libcuda_dirs`` (also without a link directory) and the by-name
-    driver probe; with one, put Triton's back."""
+    """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete``); without a driver,
+    replace ``libcuda_dirs`` (also without a link directory) and the by-name driver
+    probe; with one, put Triton's back."""
     for where, namespace in namespaces("compiler"):
 
         def make(original: Any, namespace: Namespace = namespace) -> object:
-            return guard_get_ptxas(original, plan, namespace, complete_target)
+            return guard_get_ptxas(original, plan, namespace, complete)
 
         if state.patches.patch(where, namespace, "get_ptxas", make):
             report.applied[f"patch:{where}.get_ptxas"] = (
@@ -484,12 +527,13 @@ def apply(
     report: Report,
     *,
     build_plan: PlanGetter | None = None,
-    complete_target: Callable[[], None] | None = None,
+    complete: Complete | None = None,
 ) -> Literal["knobs", "environ"]:
     """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``).
     ``build_plan``: the plan a launcher build uses (default ``plan``; the activation's
-    completes it with what `import triton` left out first). ``complete_target``: called
-    before Triton takes ptxas-blackwell for a target (``guard_get_ptxas``)."""
+    completes it with what `import triton` left out first). ``complete``: called before
+    Triton takes ptxas-blackwell for a target (``guard_get_ptxas``) or cuobjdump for a
+    SASS dump (``guard_sass``)."""
     build_plan = build_plan or plan
     knobs = sys.modules.get("triton.knobs")
     mode: Literal["knobs", "environ"]
@@ -503,6 +547,8 @@ def apply(
         apply_environ(plan(), env, report)
         replace_build(build_plan, state, report)
         mode = "environ"
-    patch_lookups(plan, state, report, complete_target)
+    patch_lookups(plan, state, report, complete)
+    if complete is not None:
+        patch_sass(state, report, complete)
     clear_caches()
     return mode
