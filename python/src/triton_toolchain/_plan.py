@@ -151,20 +151,22 @@ def _torch_part(tc: Toolchain) -> TorchPart:
     return {"CXX": cxx, "CPATH": cpath, "CUDA_HOME": _shim_found(tc["cuda-home"])}
 
 
+# What Triton reads only when it takes it: ptxas-blackwell for a target from its switch
+# on, the SASS dump's tools (``_activate._complete_and_apply`` resolves them then).
+TAKEN_LATER = TARGET_ONLY | SASS_ONLY
 # What a plan holds (``resolve_plan``): every component; what `import triton` needs (all
-# but ``TORCH_ONLY``, ``LAUNCHER_ONLY``, ``TARGET_ONLY`` and ``SASS_ONLY``: no C++
-# compiler, OpenMP, CUDA home, C compiler, ``Python.h``, ptxas-blackwell, cuobjdump or
-# nvdisasm asked for); what `import torch` before Triton and ``activate()`` resolve,
-# ``"eager"`` (all but the last two, which Triton's guarded lookups complete when it
-# takes them); and each part alone (what ``_activate.with_part`` adds when torch is imported after
-# Triton, before Triton's first launcher build, before its first compile that runs
-# ptxas-blackwell, or before its first SASS dump).
+# but ``TORCH_ONLY``, ``LAUNCHER_ONLY`` and ``TAKEN_LATER``: no C++ compiler, OpenMP,
+# CUDA home, C compiler, ``Python.h``, ptxas-blackwell, cuobjdump or nvdisasm asked
+# for); what `import torch` before Triton and ``activate()`` resolve, ``"eager"`` (all
+# but ``TAKEN_LATER``); and each part alone (what ``_activate.with_part`` adds when
+# torch is imported after Triton, before Triton's first launcher build, before its
+# first compile that runs ptxas-blackwell, or before its first SASS dump).
 Scope = Literal["all", "triton", "eager", "torch", "launcher", "target", "sass"]
 _NAMES = frozenset(COMPONENT_NAMES)
 LEFT_OUT: dict[str, frozenset[str]] = {
     "all": frozenset(),
-    "triton": TORCH_ONLY | LAUNCHER_ONLY | TARGET_ONLY | SASS_ONLY,
-    "eager": TARGET_ONLY | SASS_ONLY,
+    "triton": TORCH_ONLY | LAUNCHER_ONLY | TAKEN_LATER,
+    "eager": TAKEN_LATER,
     "torch": _NAMES - TORCH_PART,
     "launcher": _NAMES - LAUNCHER_ONLY,
     "target": _NAMES - TARGET_ONLY,
@@ -172,16 +174,13 @@ LEFT_OUT: dict[str, frozenset[str]] = {
 }
 # Left out of a scope unless a variable names them: a user's setting is checked at once.
 UNLESS_NAMED: dict[str, frozenset[str]] = {
-    "triton": LAUNCHER_ONLY | TARGET_ONLY | SASS_ONLY,
-    "eager": TARGET_ONLY | SASS_ONLY,
+    "triton": LAUNCHER_ONLY | TAKEN_LATER,
+    "eager": TAKEN_LATER,
 }
 # Left out of a scope unless the manifest names them: a packager's tools are judged at
 # once (their versions are recorded: no process runs), and Triton's knobs and variables
-# hold them from the import on, as before they were left to when Triton takes them.
-UNLESS_IN_MANIFEST: dict[str, frozenset[str]] = {
-    "triton": TARGET_ONLY | SASS_ONLY,
-    "eager": TARGET_ONLY | SASS_ONLY,
-}
+# hold them from the import on.
+UNLESS_IN_MANIFEST: dict[str, frozenset[str]] = {"triton": TAKEN_LATER, "eager": TAKEN_LATER}
 
 
 def left_out(scope: Scope, host: Host) -> frozenset[str]:
