@@ -137,6 +137,8 @@ def audit(event, args):
     if event == "subprocess.Popen":  # the program's name and first argument
         spawned.append(" ".join([os.path.basename(str(args[0])), *map(str, args[1][1:2])]))
 sys.addaudithook(audit)
+if os.environ.get("TT_TORCH_FIRST"):
+    import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -221,6 +223,27 @@ def test_cuobjdump_and_nvdisasm_are_resolved_at_the_first_sass_dump_not_at_impor
     second = _later(env, 80, "sass")
     assert second["import"]["ran"] == [] and not second["sass"]["resolver"], second
     assert second["sass"]["done"] and second["sass"]["knobs"] == dumped["knobs"], second
+
+
+@pytest.mark.torch
+def test_with_torch_imported_first_the_later_parts_still_wait_for_triton(tmp_path: Path) -> None:
+    """``import torch`` before Triton resolves torch's part at once (scope ``eager``), but
+    neither ptxas-blackwell nor the SASS tools; the compile at the switch and the first
+    dump resolve them in that process too, and the next process resolves nothing."""
+    env = clean_env(tmp_path / "home", TT_TORCH_FIRST="1")
+    env.pop("CXX", None)
+    switch = blackwell_from()
+    first = _later(env, switch, "sass")
+    at_import, dumped = first["import"], first["sass"]
+    assert "cxx" in at_import["components"], first  # torch's part, at once
+    assert not (TARGET_ONLY | SASS_ONLY) & set(at_import["components"]), first
+    assert not _ran(at_import, "ptxas-blackwell", "cuobjdump", "nvdisasm"), first
+    assert first[str(switch)]["done"] and dumped["done"], first
+    later = set(dumped["components"]) - set(at_import["components"])
+    assert later == TARGET_ONLY | SASS_ONLY, first
+    second = _later(env, switch, "sass")
+    assert second["import"]["ran"] == [] and not second["sass"]["resolver"], second
+    assert second["sass"]["components"] == dumped["components"], second
 
 
 def test_a_manifests_ptxas_blackwell_and_sass_tools_are_applied_at_import(

@@ -258,7 +258,7 @@ def _checked(check: Callable[[], Exception | None]) -> Exception | None:
         return None
 
 
-def _completed(complete: Complete | None, scope: Literal["target", "sass"]) -> None:
+def _complete_first(complete: Complete | None, scope: Literal["target", "sass"]) -> None:
     """``complete(scope)``, its error raised (``_checked``)."""
     if complete is not None:
         error = _checked(lambda: complete(scope))
@@ -286,7 +286,7 @@ def guard_get_ptxas(
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
         if runs_ptxas_blackwell(arch):
-            _completed(complete, "target")
+            _complete_first(complete, "target")
         error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
@@ -340,7 +340,7 @@ def guard_sass(original: Callable[..., object], complete: Complete) -> Callable[
 
     @functools.wraps(original)
     def path_to_cuobjdump(*args: object, **kwargs: object) -> object:
-        _completed(complete, "sass")
+        _complete_first(complete, "sass")
         return original(*args, **kwargs)
 
     setattr(path_to_cuobjdump, ORIGINAL, original)
