@@ -86,7 +86,7 @@ for name in {preload!r}:  # what the import loads anyway, with or without the sh
     except Exception:
         pass
 t = time.perf_counter()
-import triton_toolchain._activate as activation
+import triton_toolchain.runtime._activate as activation
 spent = [time.perf_counter() - t]
 driver = [0.0]
 original, preload = activation._notify, activation.preload_driver

@@ -11,7 +11,7 @@ Triton, joins the ``gloo`` process group (torchrun's environment: ``RANK``,
 - ``ready``: the wall-clock time (``time.time()``) at which it left the barrier, that
   is when every worker had imported torch and Triton; ``imports``: the seconds its own
   ``import torch`` and ``import triton`` took;
-- ``resolved``: whether this process ran the resolver (``triton_toolchain._resolve`` was
+- ``resolved``: whether this process ran the resolver (``triton_toolchain.resolver._resolve`` was
   imported), else it reused an activation record or the shim was off;
 - ``mode``, ``plan``, ``applied``: those of ``triton_toolchain.activate()``, which hands
   back the activation made at ``import torch`` (a second activation with the same
@@ -81,7 +81,7 @@ def kernel_ok() -> bool:
 
 
 def main() -> None:
-    resolved = "triton_toolchain._resolve" in sys.modules
+    resolved = "triton_toolchain.resolver._resolve" in sys.modules
     import triton_toolchain  # noqa: PLC0415  after noting whether the resolver had loaded
 
     activation = triton_toolchain.activate()

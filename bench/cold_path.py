@@ -59,10 +59,10 @@ ORDER += ("driver", "torch", "plan", "store", "load", "apply", "total")
 # The phases of a first process, after ``fast_path.PRELUDE``; ``module`` is imported last.
 PHASES = r"""
 start = clock()
-import triton_toolchain._activate as activation
+import triton_toolchain.runtime._activate as activation
 spent["shim"] = clock() - start
 start = clock()
-from triton_toolchain import _observe, _plan, _resolve
+from triton_toolchain.resolver import _observe, _plan, _resolve
 spent["resolver"] = clock() - start
 groups = {groups!r}
 

@@ -65,8 +65,8 @@ def timed(module, name, phase):
 # The phases of a hit, after ``PRELUDE``; ``module`` is imported last.
 PHASES = r"""
 start = clock()
-import triton_toolchain._activate as activation
-from triton_toolchain import _record
+import triton_toolchain.runtime._activate as activation
+from triton_toolchain.runtime import _record
 spent["import"] = clock() - start
 
 for module, name, phase in [
@@ -84,8 +84,8 @@ print(json.dumps({{k: v * 1000 for k, v in spent.items()}}))
 BY_KIND = r"""
 import json, os, sys, time
 import {module}  # with the shim off: the import system's caches as on the hit path
-import triton_toolchain._activate as activation
-from triton_toolchain import _record, _trust
+import triton_toolchain.runtime._activate as activation
+from triton_toolchain.runtime import _record, _trust
 environ = activation.user_environ()
 key = _record.identity(None, "eager" if "{module}" == "torch" else "triton")
 facts = next(

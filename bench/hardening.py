@@ -37,7 +37,7 @@ from resolve import TRITON, driver_stand_in, median_ms, once
 
 TIMED = r"""
 import json, sys, time
-from triton_toolchain import _record
+from triton_toolchain.runtime import _record
 walks = [0, 0.0]
 trust = _record.OPS["trust"]
 def timed(path, looks=None):
@@ -53,7 +53,7 @@ _record.OPS["trust"] = timed
 RESOLVE = (
     TIMED
     + r"""
-import triton_toolchain, triton_toolchain._resolve  # the resolver, loaded on first use
+import triton_toolchain, triton_toolchain.resolver._resolve  # the resolver, loaded on first use
 t = time.perf_counter(); tc = triton_toolchain.resolve(); cold = time.perf_counter() - t
 print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1],
                   "manifest": tc.manifest}))
@@ -63,7 +63,7 @@ print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1],
 RECORD = (
     TIMED
     + r"""
-from triton_toolchain import _activate, _process
+from triton_toolchain.runtime import _activate, _process
 t = time.perf_counter(); plan = _activate.resolved_plan(None); cold = time.perf_counter() - t
 hit = _record.lookup(_record.identity(None), _process.user_environ()) is not None
 print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1], "hit": hit}))

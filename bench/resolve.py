@@ -69,7 +69,7 @@ t = time.perf_counter()
 import triton_toolchain
 imported = time.perf_counter() - t
 t = time.perf_counter()
-import triton_toolchain._resolve  # what the first resolve() loads
+import triton_toolchain.resolver._resolve  # what the first resolve() loads
 loaded = time.perf_counter() - t
 t = time.perf_counter(); tc = triton_toolchain.resolve(); cold = time.perf_counter() - t
 t = time.perf_counter(); triton_toolchain.resolve(); warm = time.perf_counter() - t
@@ -86,7 +86,7 @@ AFTER_TRITON = r"""
 import json, time
 import triton
 t = time.perf_counter()
-import triton_toolchain._plan, triton_toolchain._observe
+import triton_toolchain.resolver._plan, triton_toolchain.resolver._observe
 print(json.dumps({"loaded": time.perf_counter() - t}))
 """
 

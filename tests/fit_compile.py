@@ -18,7 +18,7 @@ def compile_for(arch: int) -> dict[str, object]:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    from triton_toolchain import _kernel
+    from triton_toolchain.cli import _kernel
 
     try:
         src = ASTSource(_kernel.add_kernel, _kernel.SIGNATURE, constexprs=_kernel.CONSTEXPRS)

@@ -268,9 +268,9 @@ def cli_with_timeout(timeout_s: float, *args: str) -> list[str]:
     costs a test a second, not ten."""
     code = (
         "import sys\n"
-        "from triton_toolchain._discovery import _run\n"
+        "from triton_toolchain.resolver._discovery import _run\n"
         f"_run.TIMEOUT_S = {timeout_s!r}\n"
-        "from triton_toolchain._cli import main\n"
+        "from triton_toolchain.cli._main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     return [sys.executable, "-c", code, *args]

@@ -38,9 +38,9 @@ def _error(exc: BaseException) -> dict[str, Any]:
 
 
 def _activation() -> dict[str, Any] | None:
-    if "triton_toolchain._activate" not in sys.modules:
+    if "triton_toolchain.runtime._activate" not in sys.modules:
         return None
-    from triton_toolchain import _activate
+    from triton_toolchain.runtime import _activate
 
     act = _activate.current()
     if act is None:
@@ -58,7 +58,7 @@ def _activation() -> dict[str, Any] | None:
 def _compile(cc: int) -> dict[str, Any]:
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton_toolchain import _kernel
+    from triton_toolchain.cli import _kernel
 
     kernel = triton.compile(_kernel.ast_source(), target=GPUTarget("cuda", cc, 32))
     return {"ok": True, "cubin_bytes": len(kernel.asm["cubin"])}
@@ -98,7 +98,7 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
         report["meta_path"] = [type(f).__name__ for f in sys.meta_path]
         report["package_imported_before_triton"] = "triton_toolchain" in sys.modules
     if how == "explicit-before":
-        import triton_toolchain._activate as activation
+        import triton_toolchain.runtime._activate as activation
 
         activation.activate()
         report["triton_imported_by_activate"] = "triton" in sys.modules
@@ -107,7 +107,7 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
     report["triton"] = triton.__version__
     report["loaders"] = [type(triton.__loader__).__name__, type(triton.__spec__.loader).__name__]
     if how == "explicit-after":
-        import triton_toolchain._activate as activation
+        import triton_toolchain.runtime._activate as activation
 
         activation.activate()
     report["activation"] = _activation()
@@ -115,7 +115,7 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
     # error (a user's Triton goes on as without the shim, with a warning).
     import warnings
 
-    from triton_toolchain._errors import AdapterBugWarning
+    from triton_toolchain.runtime._errors import AdapterBugWarning
 
     warnings.simplefilter("error", AdapterBugWarning)
     env_keys = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_LIBCUDA_PATH", "CC")
@@ -126,7 +126,7 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
             elif action == "cuda_utils":
                 result = _cuda_utils()
             elif action == "activate-again":
-                from triton_toolchain import _activate
+                from triton_toolchain.runtime import _activate
 
                 _activate.activate()
                 result = {"ok": True, "activation": _activation()}

@@ -22,7 +22,7 @@ from triton_layouts import (
     scenario_env,
     triton_version,
 )
-from triton_toolchain import _activate
+from triton_toolchain.runtime import _activate
 
 KNOBS = triton_version() >= (3, 4)
 EXPECTED_MODE = "knobs" if KNOBS else "environ"
@@ -200,7 +200,7 @@ def _triton_site_packages() -> str:
 
 
 def test_activate_honours_the_off_switch_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from triton_toolchain import _activate
+    from triton_toolchain.runtime import _activate
 
     monkeypatch.setenv("TRITON_TOOLCHAIN", "off")
     activation = _activate.activate()
@@ -212,7 +212,7 @@ def test_run_with_toolchain_exports_without_overriding(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     env = scenario_env(layout, CC="gcc")
     code = (
-        "import sys; from triton_toolchain._cli import run_with_toolchain; "
+        "import sys; from triton_toolchain.cli._main import run_with_toolchain; "
         "sys.exit(run_with_toolchain(['env']))"
     )
     done = subprocess.run(
@@ -228,7 +228,7 @@ def test_run_with_toolchain_exports_without_overriding(tmp_path: Path) -> None:
 def test_run_with_toolchain_reports_a_missing_program(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     code = (
-        "import sys; from triton_toolchain._cli import run_with_toolchain; "
+        "import sys; from triton_toolchain.cli._main import run_with_toolchain; "
         "sys.exit(run_with_toolchain(['no-such-program-here']))"
     )
     done = subprocess.run(

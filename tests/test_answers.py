@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from elf_fixtures import install_driver
 from tool_fixtures import fake_host, fake_ptxas, make_writable_by_all, write_script
-from triton_toolchain._discovery import _answers
-from triton_toolchain._discovery._search import Context
-from triton_toolchain._discovery._tools import LOCATORS
-from triton_toolchain._record import cache_dir
+from triton_toolchain.resolver._discovery import _answers
+from triton_toolchain.resolver._discovery._search import Context
+from triton_toolchain.resolver._discovery._tools import LOCATORS
+from triton_toolchain.runtime._record import cache_dir
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +132,7 @@ def test_elf_facts_spare_the_next_process_pyelftools(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from triton_toolchain._discovery._elf import read_elf\n"
+        "from triton_toolchain.resolver._discovery._elf import read_elf\n"
         f"info = read_elf(Path({str(driver)!r}), answers=Path({str(tmp_path / 'cache')!r}))\n"
         "print(info.describe, info.soname, 'elftools' in sys.modules)\n"
     )
@@ -151,7 +151,7 @@ def test_a_checked_libdevice_is_remembered_and_a_changed_one_checked_again(
     tmp_path: Path,
 ) -> None:
     from tool_fixtures import libdevice
-    from triton_toolchain._discovery._headers import LOCATORS as HEADER_LOCATORS
+    from triton_toolchain.resolver._discovery._headers import LOCATORS as HEADER_LOCATORS
 
     host = fake_host(tmp_path, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
     bc = libdevice(tmp_path / "nvvm/libdevice")

@@ -1,18 +1,30 @@
-"""The package's import graph against the layers that docs/design.md draws ("The rooms").
+"""The package's import graph against the rooms that docs/design.md draws ("The rooms").
 
-The table there is the one statement of the layers; this test reads it. Every module of
-``python/src/triton_toolchain`` sits in exactly one layer; no import, at module level or
-inside a function, goes from a lower layer to a higher one; and the module-level imports
-have no cycle (Python runs a module's top-level imports while it is half built: a cycle
-there is an import order that can break). A parent package is run before any of its
-modules by Python itself, so a module's import of its own package's submodules
-(``from . import _fs``) counts as an import of those submodules only.
+The package is laid out by when its code runs: ``runtime/`` is what every process that
+imports Triton or torch pays (standard library only), ``resolver/`` what runs on a miss,
+in a command or at a compile, ``cli/`` what a person reads. The rules, read from the
+table in docs/design.md and checked on the import graph (parsed, not run):
+
+- every module sits in exactly one room;
+- a room imports only the rooms it may use, at module level: ``runtime`` itself;
+  ``resolver`` itself and ``runtime``; ``cli`` any of the three; the package's
+  ``__init__`` and ``__main__`` (room ``package``) any;
+- inside a function, ``runtime`` may reach ``resolver`` too (the plan crosses from one to
+  the other: a miss resolves, a compile checks); nothing below ``cli`` reaches ``cli``;
+- ``runtime`` imports nothing but the standard library;
+- the module-level imports have no cycle (Python runs a module's top-level imports while
+  it is half built: a cycle there is an import order that can break).
+
+A parent package is run before any of its modules by Python itself, so a module's
+import of its own package's submodules (``from . import _fs``) counts as an import of
+those submodules only.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,8 +32,8 @@ SRC = ROOT / "python" / "src"
 PACKAGE = "triton_toolchain"
 DESIGN = ROOT / "docs" / "design.md"
 
-# A row of the layers' table: "| 3 | `_discovery/` ... |".
-_ROW = re.compile(r"^\|\s*(\d+)\s*\|([^|]*)\|")
+# A row of the rooms' table: "| `runtime/` | module level: `runtime/` | ... |".
+_ROW = re.compile(r"^\|\s*`([a-z_]+)/?`\s*\|([^|]*)\|([^|]*)\|")
 
 
 def modules() -> dict[str, Path]:
@@ -35,27 +47,33 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def layers(names: set[str]) -> dict[str, int]:
-    """Module -> its layer, from the table in docs/design.md (higher: nearer the user).
-    ``_x/`` names a package with all its modules; ``triton_toolchain`` the package."""
-    layer_of: dict[str, int] = {}
+def room_of(module: str) -> str:
+    """``runtime``, ``resolver``, ``cli`` or ``package`` (the package's ``__init__``);
+    ``__main__`` is the command's, ``cli``."""
+    if module == f"{PACKAGE}.__main__":
+        return "cli"
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ROOMS_SEEN else "package"
+
+
+ROOMS_SEEN = frozenset(
+    p.name for p in (SRC / PACKAGE).iterdir() if p.is_dir() and (p / "__init__.py").is_file()
+)
+
+
+def allowed() -> dict[str, tuple[set[str], set[str]]]:
+    """Room -> (the rooms it may import at module level, inside a function), from the
+    table in docs/design.md."""
+    rules: dict[str, tuple[set[str], set[str]]] = {}
     section = DESIGN.read_text().split("## The rooms", 1)[1].split("\n## ", 1)[0]
     for line in section.splitlines():
         row = _ROW.match(line)
         if row is None:
             continue
-        for named in re.findall(r"`([^`]+)`", row.group(2)):
-            if named == PACKAGE:
-                members = {PACKAGE}
-            elif named.endswith("/"):
-                prefix = f"{PACKAGE}.{named.rstrip('/').replace('/', '.')}"
-                members = {n for n in names if n == prefix or n.startswith(prefix + ".")}
-            else:
-                members = {f"{PACKAGE}.{named.replace('/', '.')}"}
-            for member in members:
-                assert member not in layer_of, f"{member} is in two layers"
-                layer_of[member] = int(row.group(1))
-    return layer_of
+        top = {n.rstrip("/") for n in re.findall(r"`([^`]+)`", row.group(2))}
+        late = {n.rstrip("/") for n in re.findall(r"`([^`]+)`", row.group(3))}
+        rules[row.group(1)] = (top, top | late)
+    return rules
 
 
 def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -148,24 +166,46 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_every_module_is_in_one_layer_of_the_design() -> None:
-    names = set(modules())
-    placed = layers(names)
-    assert sorted(names - set(placed)) == []
-    assert sorted(set(placed) - names) == []
+def test_every_module_is_in_a_room_of_the_design() -> None:
+    rules = allowed()
+    assert sorted(rules) == ["cli", "package", "resolver", "runtime"]
+    assert ROOMS_SEEN == {"cli", "resolver", "runtime"}
+    assert {room_of(m) for m in modules()} == set(rules)
 
 
-def test_no_import_climbs_from_a_lower_layer_to_a_higher_one() -> None:
-    names = set(modules())
-    layer_of = layers(names)
-    _top, anywhere = graph()
-    climbs = sorted(
-        f"{m} (layer {layer_of[m]}) imports {d} (layer {layer_of[d]})"
+def test_no_import_enters_a_room_it_may_not() -> None:
+    rules = allowed()
+    top, anywhere = graph()
+    wrong = sorted(
+        f"{m} ({room_of(m)}) imports {d} ({room_of(d)}){'' if d in top[m] else ' in a function'}"
         for m, deps in anywhere.items()
         for d in deps
-        if layer_of[d] > layer_of[m]
+        if room_of(d) not in rules[room_of(m)][0 if d in top[m] else 1]
     )
-    assert climbs == []
+    assert wrong == []
+
+
+def _third_party(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        found |= {n.split(".")[0] for n in names}
+    return found - set(sys.stdlib_module_names) - {PACKAGE, "__future__"}
+
+
+def test_the_runtime_is_standard_library_only() -> None:
+    """What every process pays imports nothing outside the standard library (Triton and
+    torch are reached through ``sys.modules``, never imported by the runtime)."""
+    outside = {
+        name: sorted(found)
+        for name, path in modules().items()
+        if room_of(name) == "runtime" and (found := _third_party(path))
+    }
+    assert outside == {}
 
 
 def test_the_module_level_imports_have_no_cycle() -> None:

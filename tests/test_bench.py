@@ -18,7 +18,11 @@ from triton_layouts import ROOT
 
 BENCH = ROOT / "bench"
 # Modules only a resolution on a miss, doctor or a launcher build may load.
-SLOW_PATH = ("triton_toolchain._resolve", "triton_toolchain._model", "triton_toolchain._catalog")
+SLOW_PATH = (
+    "triton_toolchain.resolver._resolve",
+    "triton_toolchain.resolver._model",
+    "triton_toolchain.resolver._catalog",
+)
 
 
 def bench(name: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -48,7 +52,7 @@ def test_activation_fast_path_starts_nothing_and_loads_no_resolver() -> None:
     hits = [line for line in out.splitlines() if "shim modules on a hit:" in line]
     assert hits, out
     for line in hits:
-        assert "triton_toolchain._activate" in line, line
+        assert "triton_toolchain.runtime._activate" in line, line
         assert not any(f"{module}," in f"{line}," for module in SLOW_PATH), line
 
 

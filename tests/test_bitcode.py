@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from tool_fixtures import REAL_LIBDEVICE
-from triton_toolchain._discovery._bitcode import (
+from triton_toolchain.resolver._discovery._bitcode import (
     BITCODE_MAGIC,
     MODULE_BLOCK_ID,
     MOST_BLOCKS,

@@ -14,10 +14,10 @@ import pytest
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from triton_layouts import make_layout, python_include, run_scenario, scenario_env, triton_version
-from triton_toolchain._catalog import COMPONENT_NAMES
-from triton_toolchain._errors import BuildError, MissingComponentError
-from triton_toolchain._model import Choice, Source, SourceKind, Toolchain
-from triton_toolchain._triton import _build
+from triton_toolchain.resolver._catalog import COMPONENT_NAMES
+from triton_toolchain.resolver._model import Choice, Source, SourceKind, Toolchain
+from triton_toolchain.runtime._errors import BuildError, MissingComponentError
+from triton_toolchain.runtime._triton import _build
 
 SOURCE = Source(SourceKind.DISCOVERED, "test")
 MODULE_C = """
@@ -105,8 +105,8 @@ def test_a_link_library_with_another_soname_is_refused(tmp_path: Path) -> None:
     """A libcuda.so whose SONAME is not libcuda.so.1: a launcher linked against it would
     need a library no driver installs. The resolver's link check refuses it."""
     from tool_fixtures import fake_host
-    from triton_toolchain._discovery._driver import LOCATORS
-    from triton_toolchain._discovery._search import Context
+    from triton_toolchain.resolver._discovery._driver import LOCATORS
+    from triton_toolchain.resolver._discovery._search import Context
 
     wrong = driver_standin.wrong_soname(tmp_path / "odd")
     verdict = LOCATORS["libcuda-link"].check(fake_host(tmp_path), wrong.parent, Context())

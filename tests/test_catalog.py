@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from tool_fixtures import REAL_CUDA
 from triton_layouts import nvidia_dir
-from triton_toolchain import _catalog
-from triton_toolchain._catalog import (
+from triton_toolchain.cli._report import _read_version
+from triton_toolchain.resolver import _catalog
+from triton_toolchain.resolver._catalog import (
     ARCH_RELEASES,
     COMPONENT,
     COMPONENTS,
@@ -33,11 +34,10 @@ from triton_toolchain._catalog import (
     triple_machine,
     wrapper_variables,
 )
-from triton_toolchain._discovery import LOCATORS, MODULES
-from triton_toolchain._discovery._host import triton_version
-from triton_toolchain._manifest import SCHEMA, SCHEMAS
-from triton_toolchain._report import _read_version
-from triton_toolchain._triton._guards import _triton_version
+from triton_toolchain.resolver._discovery import LOCATORS, MODULES
+from triton_toolchain.resolver._discovery._host import triton_version
+from triton_toolchain.resolver._guards import _triton_version
+from triton_toolchain.resolver._manifest import SCHEMA, SCHEMAS
 
 
 @pytest.mark.parametrize("spec", COMPONENTS, ids=lambda c: c.name)
@@ -76,11 +76,11 @@ def test_each_locator_is_in_the_module_the_table_names() -> None:
     holds its locator (imported when first asked for): exactly the modules' tables."""
     found: dict[str, str] = {}
     for module in set(MODULES.values()):
-        table = importlib.import_module(f"triton_toolchain._discovery.{module}").LOCATORS
+        table = importlib.import_module(f"triton_toolchain.resolver._discovery.{module}").LOCATORS
         found.update(dict.fromkeys(table, module))
     assert found == MODULES
     for name, module in MODULES.items():
-        table = importlib.import_module(f"triton_toolchain._discovery.{module}").LOCATORS
+        table = importlib.import_module(f"triton_toolchain.resolver._discovery.{module}").LOCATORS
         assert LOCATORS[name] is table[name]
 
 
@@ -107,7 +107,8 @@ def test_the_nix_wrappers_variables_json_is_generated_from_the_catalog() -> None
     """``variables.json``, which ``nix/wrap.nix`` reads (``tritonVariables``,
     ``sameSettingAs``), is ``wrapper_variables()`` exactly. To regenerate it::
 
-        python -c 'import json; from triton_toolchain._catalog import wrapper_variables as w;
+        python -c 'import json
+        from triton_toolchain.resolver._catalog import wrapper_variables as w
         print(json.dumps(w(), indent=2))' > python/src/triton_toolchain/variables.json
     """
     path = Path(_catalog.__file__).with_name("variables.json")

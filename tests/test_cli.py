@@ -14,8 +14,8 @@ import pytest
 from elf_fixtures import install_driver
 from test_screen import unwrap
 from triton_toolchain import resolve
-from triton_toolchain._catalog import COMPONENT_NAMES, GOALS
-from triton_toolchain._manifest import SCHEMA
+from triton_toolchain.resolver._catalog import COMPONENT_NAMES, GOALS
+from triton_toolchain.resolver._manifest import SCHEMA
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 from conftest import require_tool
 from triton_layouts import ROOT
-from triton_toolchain._plan import LEFT_OUT, without_history
-from triton_toolchain._record import RECORD_FILE, decode
+from triton_toolchain.resolver._plan import LEFT_OUT, without_history
+from triton_toolchain.runtime._record import RECORD_FILE, decode
 
 pytestmark = pytest.mark.torch
 BENCH = ROOT / "bench"
@@ -165,7 +165,7 @@ def test_the_record_is_whole_and_what_a_fresh_resolution_gives(
             sys.executable,
             "-c",
             "import json, triton_toolchain\n"
-            "from triton_toolchain._plan import plan_of, without_history\n"
+            "from triton_toolchain.resolver._plan import plan_of, without_history\n"
             "print(json.dumps(without_history(plan_of(triton_toolchain.resolve()))))",
         ],
         env={**first["environ"], "XDG_CACHE_HOME": str(tmp_path / "fresh-cache")},

@@ -35,10 +35,11 @@ from hostile import alive, clean_env, run, signalled_while_tools_run
 from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
 from triton_layouts import blackwell_from
-from triton_toolchain import _activate, _observe, _record
-from triton_toolchain._catalog import LAUNCHER_ONLY, SASS_ONLY, TARGET_ONLY, TORCH_ONLY
-from triton_toolchain._plan import LEFT_OUT
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver import _observe
+from triton_toolchain.resolver._catalog import LAUNCHER_ONLY, SASS_ONLY, TARGET_ONLY, TORCH_ONLY
+from triton_toolchain.resolver._plan import LEFT_OUT
+from triton_toolchain.resolver._resolve import resolve_all
+from triton_toolchain.runtime import _activate, _record
 
 # ------------------------------------------------- torch's, the launcher's, the target's parts
 
@@ -85,10 +86,10 @@ spawned = []
 sys.addaudithook(lambda e, a: spawned.append(os.path.basename(str(a[0])))
                  if e == "subprocess.Popen" else None)
 import triton
-from triton_toolchain import _activate
+from triton_toolchain.runtime import _activate
 at_import = sorted(_activate.current().plan["toolchain"]["components"])
 ran_at_import = list(spawned)
-compiler_module = "triton_toolchain._discovery._compiler" in sys.modules
+compiler_module = "triton_toolchain.resolver._discovery._compiler" in sys.modules
 src = os.path.join(sys.argv[1], "probe.c")
 with open(src, "w") as f:
     f.write("#include <Python.h>\\nPyMODINIT_FUNC PyInit_probe(void) { return NULL; }\\n")
@@ -142,13 +143,13 @@ if os.environ.get("TT_TORCH_FIRST"):
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from triton_toolchain import _activate, _kernel
+from triton_toolchain.runtime import _activate; from triton_toolchain.cli import _kernel
 
 def state():
     knobs = vars(triton.knobs.nvidia)
     return {
         "components": sorted(_activate.current().plan["toolchain"]["components"]),
-        "resolver": "triton_toolchain._resolve" in sys.modules,
+        "resolver": "triton_toolchain.resolver._resolve" in sys.modules,
         "knobs": {k: knobs.get(k) for k in ("ptxas_blackwell", "cuobjdump", "nvdisasm")},
     }
 
@@ -268,12 +269,12 @@ def test_a_manifests_ptxas_blackwell_and_sass_tools_are_applied_at_import(
 PROGRAM = """
 import json, os, sys
 import triton
-after_triton = "triton_toolchain._resolve" in sys.modules
+after_triton = "triton_toolchain.resolver._resolve" in sys.modules
 import torch
-from triton_toolchain import _activate
+from triton_toolchain.runtime import _activate
 print(json.dumps({
     "resolved_at_triton": after_triton,
-    "resolved": "triton_toolchain._resolve" in sys.modules,
+    "resolved": "triton_toolchain.resolver._resolve" in sys.modules,
     "CXX": os.environ.get("CXX"),
     "cxx": _activate.current().plan["torch"]["CXX"],
 }))
@@ -310,7 +311,7 @@ def test_a_compiler_changed_between_processes_is_seen_though_import_triton_reuse
 WITH_TORCH = """
 import json, os, sys
 import triton, torch
-from triton_toolchain import _activate
+from triton_toolchain.runtime import _activate
 before = _activate.current().plan
 src = os.path.join(sys.argv[1], "probe.c")
 with open(src, "w") as f:
@@ -351,8 +352,9 @@ reads = []
 sys.addaudithook(lambda e, a: reads.append(a[0]) if e == "open" and a[0] == "/proc/self/maps"
                  else None)
 import triton
-from triton_toolchain import _activate
-print(json.dumps({"reads": len(reads), "resolved": "triton_toolchain._resolve" in sys.modules}))
+from triton_toolchain.runtime import _activate
+resolved = "triton_toolchain.resolver._resolve" in sys.modules
+print(json.dumps({"reads": len(reads), "resolved": resolved}))
 """
 
 
@@ -417,7 +419,8 @@ def test_a_sigterm_while_tools_are_asked_at_once_ends_every_tools_group(tmp_path
         for name in ("ptxas", "g++", "nvdisasm")
     ]
     code = (
-        "import sys\nfrom pathlib import Path\nfrom triton_toolchain._discovery import _run\n"
+        "import sys\nfrom pathlib import Path\n"
+        "from triton_toolchain.resolver._discovery import _run\n"
         "qs = [_run.Question(Path(p), ('--version',)) for p in sys.argv[1:]]\n"
         "_run.ask_each(qs, None)\n"
     )
@@ -495,11 +498,11 @@ def test_a_process_that_waited_says_so(tmp_path: Path) -> None:
 
 RACE = """
 import json, os, sys
-from triton_toolchain import _activate, _record
+from triton_toolchain.runtime import _activate, _record
 environ = _activate.user_environ()
 key = _record.identity(None, "triton")
 plan = _activate._resolve_and_store(key, None, "triton", environ)
-print(json.dumps({"resolved": "triton_toolchain._resolve" in sys.modules,
+print(json.dumps({"resolved": "triton_toolchain.resolver._resolve" in sys.modules,
                   "plan": plan == _record.lookup(key, environ)}))
 """
 
@@ -546,9 +549,9 @@ def test_a_planted_lock_file_is_neither_followed_nor_believed(tmp_path: Path, pl
 JSON_LOADED = """
 import sys
 before = "json" in sys.modules
-from triton_toolchain import _activate
+from triton_toolchain.runtime import _activate
 _activate.resolved_plan(None, "triton")
-print(before, "json" in sys.modules, "triton_toolchain._resolve" in sys.modules)
+print(before, "json" in sys.modules, "triton_toolchain.resolver._resolve" in sys.modules)
 """
 
 

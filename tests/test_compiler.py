@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 from tool_fixtures import REAL_GCC, fake_compiler, fake_host, locate, make_writable_by_all, wrapper
-from triton_toolchain._catalog import MACHINES, triple_machine
-from triton_toolchain._discovery._compiler import (
+from triton_toolchain.resolver._catalog import MACHINES, triple_machine
+from triton_toolchain.resolver._discovery._compiler import (
     LOCATORS,
     check_compiler,
     command_argv,
     command_from_setting,
 )
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._discovery._search import Context
-from triton_toolchain._model import SourceKind
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._discovery._search import Context
+from triton_toolchain.resolver._model import SourceKind
 
 
 def real_gcc_version() -> str:

@@ -10,7 +10,7 @@ import pytest
 import triton_toolchain
 
 # _kernel defines a Triton kernel at import; __main__ runs the command line.
-NOT_IMPORTED = {"triton_toolchain._kernel", "triton_toolchain.__main__"}
+NOT_IMPORTED = {"triton_toolchain.cli._kernel", "triton_toolchain.__main__"}
 MODULES = sorted(
     m.name
     for m in pkgutil.walk_packages(triton_toolchain.__path__, "triton_toolchain.")
@@ -19,7 +19,10 @@ MODULES = sorted(
 
 
 def test_every_module_is_found() -> None:
-    assert {"triton_toolchain._catalog", "triton_toolchain._discovery._layouts"} <= set(MODULES)
+    assert {
+        "triton_toolchain.resolver._catalog",
+        "triton_toolchain.resolver._discovery._layouts",
+    } <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -17,18 +17,18 @@ from elf_fixtures import (
     write_ld_cache,
 )
 from tool_fixtures import fake_host
-from triton_toolchain._discovery._driver import (
+from triton_toolchain.resolver._discovery._driver import (
     DRIVER_STEPS,
     STUB_REASON,
     file_version,
     kernel_module_version,
     loaded_in_process,
 )
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._discovery._search import Context
-from triton_toolchain._errors import SettingError
-from triton_toolchain._model import Choice
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._discovery._search import Context
+from triton_toolchain.resolver._model import Choice
+from triton_toolchain.resolver._resolve import resolve_all
+from triton_toolchain.runtime._errors import SettingError
 
 SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
 X64 = "usr/lib/x86_64-linux-gnu"
@@ -497,8 +497,8 @@ from pathlib import Path
 def refuse(*a, **k):
     raise AssertionError("a process was started")
 subprocess.Popen = refuse
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._resolve import resolve_all
 environ = {{"TRITON_TOOLCHAIN_MANIFEST": {str(manifest)!r}}}
 host = Host(root=Path({str(tmp_path)!r}), environ=environ, machine="x86_64")
 tc = resolve_all(host=host)
@@ -513,7 +513,7 @@ print(json.dumps([tc["libcuda"].path, tc["libcuda-link"].path, "elftools" in sys
     )
     assert json.loads(done.stdout) == [str(lib), str(lib.parent), False]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    assert "triton_toolchain._discovery._driver" in imported
+    assert "triton_toolchain.resolver._discovery._driver" in imported
     assert not {m for m in imported if m.startswith("elftools")}
 
 
@@ -525,8 +525,8 @@ def test_library_loaded_in_this_process_comes_first(tmp_path: Path) -> None:
     code = f"""
 import ctypes, json
 from pathlib import Path
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._resolve import resolve_all
 ctypes.CDLL({str(lib)!r})
 libcuda = resolve_all(host=Host(environ={{}}))["libcuda"]
 print(json.dumps([libcuda.path, str(libcuda.source)]))

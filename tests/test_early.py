@@ -50,8 +50,8 @@ print(json.dumps({
     "mapped": sorted({l.split()[-1] for l in maps if "libcuda.so" in l}),
     "shim": "triton_toolchain" in sys.modules,
     "activation": (lambda a: a and {"driver": a.driver, "notes": list(a.notes)})(
-        sys.modules["triton_toolchain._activate"].current()
-        if "triton_toolchain._activate" in sys.modules else None
+        sys.modules["triton_toolchain.runtime._activate"].current()
+        if "triton_toolchain.runtime._activate" in sys.modules else None
     ),
 }))
 """

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import built
-from triton_toolchain._discovery import _elf
-from triton_toolchain._discovery._elf import ElfInfo, machine_problem, read_elf
-from triton_toolchain._discovery._host import Host
+from triton_toolchain.resolver._discovery import _elf
+from triton_toolchain.resolver._discovery._elf import ElfInfo, machine_problem, read_elf
+from triton_toolchain.resolver._discovery._host import Host
 
 SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
 
@@ -39,7 +39,7 @@ def test_a_plain_library_is_read_without_pyelftools_as_pyelftools_reads_it(varia
     assert plain.soname == "libcuda.so.1" and plain.needed == ("libm.so.6", "libc.so.6")
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from triton_toolchain._discovery._elf import read_elf\n"
+        "from triton_toolchain.resolver._discovery._elf import read_elf\n"
         "print(read_elf(Path(sys.argv[1])).describe, 'elftools' in sys.modules)"
     )
     out = subprocess.run(
@@ -150,7 +150,7 @@ def test_directory_loop_missing_and_dangling(tmp_path: Path) -> None:
 
 
 def test_importing_does_not_import_elftools() -> None:
-    code = "import sys, triton_toolchain._discovery._elf; print('elftools' in sys.modules)"
+    code = "import sys, triton_toolchain.resolver._discovery._elf; print('elftools' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={"PYTHONPATH": SRC},

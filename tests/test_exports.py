@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hostile import clean_env, cli
 from tool_fixtures import REAL_GCC, fake_ptxas, wrapper, write_script
-from triton_toolchain._catalog import COMPONENTS, exported_variables
-from triton_toolchain._exports import (
+from triton_toolchain.resolver._catalog import COMPONENTS, exported_variables
+from triton_toolchain.resolver._exports import (
     EXPORTS_VARIABLE,
     MANIFEST_VARIABLE,
     MAX_EXPORTS_BYTES,
@@ -22,7 +22,7 @@ from triton_toolchain._exports import (
     read_exports,
     toolchain_env,
 )
-from triton_toolchain._model import Choice, Source, SourceKind, Toolchain
+from triton_toolchain.resolver._model import Choice, Source, SourceKind, Toolchain
 
 FOUND = {
     "ptxas": ("/cuda/bin/ptxas", "discovered:cuda-toolkit"),

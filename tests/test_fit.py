@@ -13,18 +13,18 @@ import driver_standin
 import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas, triton_package
 from tool_fixtures import fake_host, locate, make_writable_by_all, wrapper, write_script
-from triton_toolchain._catalog import (
+from triton_toolchain.resolver._catalog import (
     PTX_RULES,
     advisories_for,
     ptxas_for,
     triton_ptx_version,
     triton_release,
 )
-from triton_toolchain._discovery import LOCATORS, _answers
-from triton_toolchain._discovery._probe import MESSAGE_LIMIT, assemble, driver_cuda
-from triton_toolchain._discovery._search import Context
-from triton_toolchain._discovery._tools import check_tool
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver._discovery import LOCATORS, _answers
+from triton_toolchain.resolver._discovery._probe import MESSAGE_LIMIT, assemble, driver_cuda
+from triton_toolchain.resolver._discovery._search import Context
+from triton_toolchain.resolver._discovery._tools import check_tool
+from triton_toolchain.resolver._resolve import resolve_all
 
 TRITON = installed_triton()
 RELEASE_ROW = triton_release(TRITON)
@@ -242,8 +242,8 @@ def test_the_drivers_cuda_version_is_read_in_a_child(tmp_path: Path) -> None:
 
 def _bundled(component: str) -> tuple[Path, str]:
     """The binary Triton bundles for ``component`` and its CUDA release."""
-    from triton_toolchain._discovery._host import Host
-    from triton_toolchain._discovery._tools import tool_release
+    from triton_toolchain.resolver._discovery._host import Host
+    from triton_toolchain.resolver._discovery._tools import tool_release
 
     bindir = triton_package() / "backends" / "nvidia" / "bin"
     path = bindir / component if (bindir / component).exists() else bindir / "ptxas"
@@ -286,7 +286,7 @@ def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
     """A 12.8 driver (a 570 one) and no setting: for sm_90 the shim keeps Triton's own
     ptxas where its cubins load (a 12.x one), and where they do not (3.9's bundled
     ptxas-blackwell is 13.4) runs the next candidate that fits and says so."""
-    from triton_toolchain._catalog import driver_loads, parse_release
+    from triton_toolchain.resolver._catalog import driver_loads, parse_release
 
     lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
     path, release = _bundled(ptxas_for(90, RELEASE_ROW))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas
-from triton_toolchain._catalog import COMPONENT, ptxas_for, triton_release
+from triton_toolchain.resolver._catalog import COMPONENT, ptxas_for, triton_release
 
 ROW = triton_release(installed_triton())
 ARCHS = (80, 90, 100, 120)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from hostile import NULL_BYTE
-from triton_toolchain._discovery import _fs
-from triton_toolchain._observe import Facts, recording
+from triton_toolchain.resolver._discovery import _fs
+from triton_toolchain.resolver._observe import Facts, recording
 
 
 @pytest.fixture

@@ -41,17 +41,25 @@ import pytest
 from elf_fixtures import built, install_driver, kernel_module, write_ld_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from triton_toolchain import _manifest, _record
-from triton_toolchain._discovery import _answers, _bitcode, _driver, _elf, _headers, _ldcache
-from triton_toolchain._discovery._compiler import judge_v
-from triton_toolchain._discovery._host import Host, triton_version
-from triton_toolchain._discovery._search import Verdict
-from triton_toolchain._discovery._tools import release_in
-from triton_toolchain._errors import ManifestError
-from triton_toolchain._exports import read_exports
-from triton_toolchain._observe import encode, store
-from triton_toolchain._plan import resolve_plan, without_history
-from triton_toolchain._process import drivers_in
+from triton_toolchain.resolver import _manifest
+from triton_toolchain.resolver._discovery import (
+    _answers,
+    _bitcode,
+    _driver,
+    _elf,
+    _headers,
+    _ldcache,
+)
+from triton_toolchain.resolver._discovery._compiler import judge_v
+from triton_toolchain.resolver._discovery._host import Host, triton_version
+from triton_toolchain.resolver._discovery._search import Verdict
+from triton_toolchain.resolver._discovery._tools import release_in
+from triton_toolchain.resolver._exports import read_exports
+from triton_toolchain.resolver._observe import encode, store
+from triton_toolchain.resolver._plan import resolve_plan, without_history
+from triton_toolchain.runtime import _record
+from triton_toolchain.runtime._errors import ManifestError
+from triton_toolchain.runtime._process import drivers_in
 
 PROFILE = os.environ.get("TT_FUZZ", "ci")
 SCALE = {"ci": 1, "long": 25}[PROFILE]

@@ -19,9 +19,9 @@ from tool_fixtures import (
     python_include,
     write_os_release,
 )
-from triton_toolchain._discovery import _headers
-from triton_toolchain._discovery._bitcode import bitcode_problem
-from triton_toolchain._discovery._headers import (
+from triton_toolchain.resolver._discovery import _headers
+from triton_toolchain.resolver._discovery._bitcode import bitcode_problem
+from triton_toolchain.resolver._discovery._headers import (
     LOCATORS,
     check_cuda_headers,
     check_libdevice,
@@ -30,9 +30,9 @@ from triton_toolchain._discovery._headers import (
     os_release,
     python_headers_fix,
 )
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._discovery._search import Context
-from triton_toolchain._model import SourceKind
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._discovery._search import Context
+from triton_toolchain.resolver._model import SourceKind
 
 # ------------------------------------------------------------------ python-headers
 

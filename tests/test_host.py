@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 from hostile import SRC
-from triton_toolchain._catalog import MACHINES, triton_release
-from triton_toolchain._discovery._host import (
+from triton_toolchain.resolver._catalog import MACHINES, triton_release
+from triton_toolchain.resolver._discovery._host import (
     Host,
     RecordedEnviron,
     child_environ,
     interpreter_machine,
 )
-from triton_toolchain._observe import recording
+from triton_toolchain.resolver._observe import recording
 
 
 def test_well_known_paths_and_globs_are_taken_under_the_root(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_the_current_host_finds_triton_without_importing_it() -> None:
     and has imported neither Triton nor torch."""
     code = (
         "import json, sys\n"
-        "from triton_toolchain._discovery._host import Host\n"
+        "from triton_toolchain.resolver._discovery._host import Host\n"
         "h = Host.current()\n"
         "print(json.dumps([str(h.triton_dir), h.triton.first if h.triton else None,"
         " str(h.root), h.machine, 'triton' in sys.modules, 'torch' in sys.modules]))\n"

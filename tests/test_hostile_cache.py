@@ -38,10 +38,10 @@ from hostile import (
 )
 from tool_fixtures import RELEASE_LINE, fake_ptxas, write_script
 from triton_layouts import Layout, run_scenario, scenario_env
-from triton_toolchain._discovery._answers import ANSWERS_FILE, ANSWERS_HEADER
-from triton_toolchain._discovery._answers import parse as parse_answers
-from triton_toolchain._observe import encode
-from triton_toolchain._record import RECORD_FILE, RECORD_HEADER, decode
+from triton_toolchain.resolver._discovery._answers import ANSWERS_FILE, ANSWERS_HEADER
+from triton_toolchain.resolver._discovery._answers import parse as parse_answers
+from triton_toolchain.resolver._observe import encode
+from triton_toolchain.runtime._record import RECORD_FILE, RECORD_HEADER, decode
 
 REAL = "13.0"
 LIE = "99.9"  # as long as REAL: a fake ptxas of either has the same size (cp -p of a look-alike)
@@ -487,7 +487,7 @@ CLAIMS = {
 # Written by the interpreter that looks it up (its own key, for the claim in a body).
 _CLAIM_LOOKUP = """
 import marshal, os, sys, time
-from triton_toolchain import _record
+from triton_toolchain.runtime import _record
 claim = bytes.fromhex(sys.argv[1])
 key = _record.identity(None)
 if sys.argv[2] == "body":

@@ -28,7 +28,7 @@ from hostile import (
 )
 from tool_fixtures import fake_ptxas
 from triton_layouts import Namespace
-from triton_toolchain._manifest import SCHEMA
+from triton_toolchain.resolver._manifest import SCHEMA
 
 WRITERS = 32
 READERS = 32

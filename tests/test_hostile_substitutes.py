@@ -26,7 +26,7 @@ if sys.argv[3] == "after":
     triton_toolchain.activate()
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from triton_toolchain import _kernel
+from triton_toolchain.cli import _kernel
 results = []
 for step in json.loads(sys.argv[2]):
     try:
@@ -144,7 +144,7 @@ import json, site, sys, warnings
 warnings.simplefilter("always")
 site.addsitedir(sys.argv[1])
 import triton
-from triton_toolchain import _activate
+from triton_toolchain.runtime import _activate
 act = _activate.current()
 print(json.dumps({"mode": act.mode if act else None}))
 """

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hostile import alive, clean_env, cli_with_timeout, run, signalled_while_tools_run
 from tool_fixtures import RELEASE_LINE
-from triton_toolchain._discovery import _answers, _run
+from triton_toolchain.resolver._discovery import _answers, _run
 
 T = 1.0  # the timeout the in-process cases use
 SLACK = 0.6  # what a loaded 2-core CI machine may add to it
@@ -323,7 +323,7 @@ def test_a_programs_own_sigterm_handler_still_runs_after_the_tool_is_ended(
     code = (
         "import os, signal, sys, threading\n"
         "from pathlib import Path\n"
-        "from triton_toolchain._discovery import _answers, _run\n"
+        "from triton_toolchain.resolver._discovery import _answers, _run\n"
         "seen = []\n"
         "signal.signal(signal.SIGTERM, lambda s, f: seen.append(s))\n"
         "threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"

@@ -32,7 +32,7 @@ from triton_layouts import (
     run_scenario,
     scenario_env,
 )
-from triton_toolchain._discovery._driver import STUB_REASON
+from triton_toolchain.resolver._discovery._driver import STUB_REASON
 
 ARCHS = (80, 90, 100)
 GPU_NAMES = {80: "sm_80", 90: "sm_90a", 100: "sm_100a"}

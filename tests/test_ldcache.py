@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from elf_fixtures import LDCONFIG, install_driver, write_ld_cache
-from triton_toolchain._discovery._ldcache import (
+from triton_toolchain.resolver._discovery._ldcache import (
     NEW_MAGIC,
     CacheEntry,
     LdCache,

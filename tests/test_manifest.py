@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tool_fixtures import fake_ptxas
 from triton_toolchain import Host, ManifestError, SettingError
-from triton_toolchain._manifest import find, load, search_locations, to_json
+from triton_toolchain.resolver._manifest import find, load, search_locations, to_json
 
 
 def _write(path: Path, doc: object) -> Path:

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from triton_toolchain import _record
-from triton_toolchain._discovery import _fs
-from triton_toolchain._discovery._host import RecordedEnviron
-from triton_toolchain._observe import (
+from triton_toolchain.resolver._discovery import _fs
+from triton_toolchain.resolver._discovery._host import RecordedEnviron
+from triton_toolchain.resolver._observe import (
     Facts,
     make_private_dir,
     observe,
@@ -27,7 +26,8 @@ from triton_toolchain._observe import (
     write_new,
     write_private,
 )
-from triton_toolchain._plan import resolve_plan, without_history
+from triton_toolchain.resolver._plan import resolve_plan, without_history
+from triton_toolchain.runtime import _record
 
 
 def mode_of(path: Path) -> int:

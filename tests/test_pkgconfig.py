@@ -16,9 +16,14 @@ import pytest
 from conftest import require_tool
 from elf_fixtures import install_driver, install_stub
 from tool_fixtures import cuda_include, fake_host, locate, python_include
-from triton_toolchain._discovery import LOCATORS
-from triton_toolchain._discovery._pkgconfig import EXPANSIONS, VALUE_LIMIT, PcProblem, parse
-from triton_toolchain._model import SourceKind
+from triton_toolchain.resolver._discovery import LOCATORS
+from triton_toolchain.resolver._discovery._pkgconfig import (
+    EXPANSIONS,
+    VALUE_LIMIT,
+    PcProblem,
+    parse,
+)
+from triton_toolchain.resolver._model import SourceKind
 
 # As Debian's libpython3.11-dev writes it (multiarch include directory second), for an
 # installation whose headers are not in <prefix>/include (its includedir says where).

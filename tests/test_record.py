@@ -23,9 +23,9 @@ import pytest
 from elf_fixtures import install_driver
 from tool_fixtures import REAL_GCC, RELEASE_LINE, wrapper, write_script
 from triton_layouts import SRC
-from triton_toolchain import _record
-from triton_toolchain._observe import store
-from triton_toolchain._plan import resolve_plan, without_history
+from triton_toolchain.resolver._observe import store
+from triton_toolchain.resolver._plan import resolve_plan, without_history
+from triton_toolchain.runtime import _record
 
 NVCC = f'[ "$1" = --version ] || exit 1\necho "{RELEASE_LINE}"\n'
 
@@ -315,7 +315,7 @@ def test_the_fast_path_imports_nothing_of_the_resolver(tmp_path: Path) -> None:
         "import sys, json\n"
         "spawned = []\n"
         "sys.addaudithook(lambda e, a: spawned.append(e) if e == 'subprocess.Popen' else None)\n"
-        "from triton_toolchain import _activate\n"
+        "from triton_toolchain.runtime import _activate\n"
         "plan = _activate.resolved_plan(None)\n"
         "print(json.dumps({'spawned': len(spawned), 'modules': sorted(m for m in sys.modules\n"
         "  if m.startswith(('triton_toolchain', 'elftools')))}))\n"
@@ -328,7 +328,7 @@ def test_the_fast_path_imports_nothing_of_the_resolver(tmp_path: Path) -> None:
         )
         for _ in range(2)
     ]
-    assert "triton_toolchain._resolve" in runs[0]["modules"]
+    assert "triton_toolchain.resolver._resolve" in runs[0]["modules"]
     assert runs[1]["spawned"] == 0
     assert not [m for m in runs[1]["modules"] if m.startswith(("elftools", "triton_toolchain._d"))]
-    assert "triton_toolchain._resolve" not in runs[1]["modules"]
+    assert "triton_toolchain.resolver._resolve" not in runs[1]["modules"]

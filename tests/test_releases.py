@@ -30,7 +30,7 @@ import driver_standin
 import pytest
 from tool_fixtures import fake_ptxas
 from triton_layouts import SRC, Layout, nvidia_dir, run_scenario, scenario_env, triton_version
-from triton_toolchain._catalog import TRITON_RELEASES, triton_release
+from triton_toolchain.resolver._catalog import TRITON_RELEASES, triton_release
 
 ARCHS = (80, 90)
 COMPILES = [f"compile:{arch}" for arch in ARCHS]
@@ -214,8 +214,8 @@ def test_a_failing_check_never_breaks_tritons_lookup() -> None:
     scenarios above turn into an error."""
     import warnings
 
-    from triton_toolchain._errors import AdapterBugWarning
-    from triton_toolchain._triton import guard_get_ptxas
+    from triton_toolchain.runtime._errors import AdapterBugWarning
+    from triton_toolchain.runtime._triton import guard_get_ptxas
 
     def broken_plan() -> dict[str, Any]:
         return {}

@@ -11,11 +11,7 @@ from pathlib import Path
 from elf_fixtures import install_stub, kernel_module
 from test_resolve import machine
 from tool_fixtures import REAL_CUDA, fake_host, python_include, wrapper, write_os_release
-from triton_toolchain._catalog import COMPONENT, COMPONENT_NAMES, GOALS
-from triton_toolchain._discovery._headers import python_headers_fix
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._model import Toolchain
-from triton_toolchain._report import (
+from triton_toolchain.cli._report import (
     PACKAGE_FIX,
     REFUSED_FIX,
     TORCH_CUDA_FIX,
@@ -25,7 +21,11 @@ from triton_toolchain._report import (
     doctor_report,
     judge,
 )
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver._catalog import COMPONENT, COMPONENT_NAMES, GOALS
+from triton_toolchain.resolver._discovery._headers import python_headers_fix
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._model import Toolchain
+from triton_toolchain.resolver._resolve import resolve_all
 
 REAL_GXX = Path("/usr/bin/g++")
 HEADER = "triton-toolchain (test)"

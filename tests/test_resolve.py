@@ -24,10 +24,10 @@ from triton_toolchain import (
     SourceKind,
     resolve,
 )
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._exports import merged_env, toolchain_env
-from triton_toolchain._manifest import load
-from triton_toolchain._resolve import judge_manifest, resolve_all
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._exports import merged_env, toolchain_env
+from triton_toolchain.resolver._manifest import load
+from triton_toolchain.resolver._resolve import judge_manifest, resolve_all
 
 
 def machine(root: Path, *, ptxas: str = "12.8", blackwell: str = "12.9") -> dict[str, Path]:

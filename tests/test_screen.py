@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from triton_toolchain._report import WIDTH
+from triton_toolchain.cli._report import WIDTH
 
 SRC = ROOT / "python/src"
 
@@ -82,7 +82,7 @@ def doctor(
     else:
         code = (
             "import sys; sys.path[:] = [p for p in sys.path if 'packages' not in p] + "
-            f"[{str(SRC)!r}, {str(view)!r}]; from triton_toolchain._cli import main; "
+            f"[{str(SRC)!r}, {str(view)!r}]; from triton_toolchain.cli._main import main; "
             f"sys.exit(main({list(args)!r}))"
         )
         command = [sys.executable, "-s", "-c", code]

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tool_fixtures import fake_host
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._discovery._search import (
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._discovery._search import (
     Candidate,
     Context,
     Step,
@@ -23,7 +23,7 @@ from triton_toolchain._discovery._search import (
     key_of,
     search,
 )
-from triton_toolchain._model import Rejection, Source, SourceKind
+from triton_toolchain.resolver._model import Rejection, Source, SourceKind
 
 
 def step_of(*candidates: Candidate) -> Step:

@@ -11,7 +11,7 @@ from triton_layouts import ROOT, make_layout, scenario_env
 
 CODE = (
     "import sys\n"
-    "from triton_toolchain._selftest import self_test\n"
+    "from triton_toolchain.cli._selftest import self_test\n"
     "report = self_test()\n"
     "print(report.text)\n"
     "print('steps', [(s.name, s.ok) for s in report.steps])\n"
@@ -73,7 +73,7 @@ def test_the_compiled_kernel_takes_what_the_driver_launch_passes(tmp_path: Path)
     code = (
         "import triton\n"
         "from triton.backends.compiler import GPUTarget\n"
-        "from triton_toolchain._selftest import _source, ptx_param_count\n"
+        "from triton_toolchain.cli._selftest import _source, ptx_param_count\n"
         "k = triton.compile(_source(), target=GPUTarget('cuda', 90, 32))\n"
         "print(ptx_param_count(k.asm['ptx'], k.metadata.name),"
         " getattr(k.metadata, 'global_scratch_size', 0))\n"

@@ -18,12 +18,12 @@ from tool_fixtures import (
     make_writable_by_all,
     write_script,
 )
-from triton_toolchain._catalog import COMPONENT, parse_release
-from triton_toolchain._discovery import _run
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._discovery._search import Candidate, Context
-from triton_toolchain._discovery._tools import LOCATORS, TOOLS, check_tool, release_problem
-from triton_toolchain._model import SourceKind
+from triton_toolchain.resolver._catalog import COMPONENT, parse_release
+from triton_toolchain.resolver._discovery import _run
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._discovery._search import Candidate, Context
+from triton_toolchain.resolver._discovery._tools import LOCATORS, TOOLS, check_tool, release_problem
+from triton_toolchain.resolver._model import SourceKind
 
 
 def triton_tree(root: Path) -> Path:

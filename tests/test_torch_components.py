@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from tool_fixtures import REAL_GCC, RELEASE_LINE, fake_host, locate, write_script
-from triton_toolchain._discovery._cudahome import LOCATORS as CUDA_HOME
-from triton_toolchain._discovery._openmp import LOCATORS as OPENMP
-from triton_toolchain._discovery._search import Context
-from triton_toolchain._exports import merged_env
-from triton_toolchain._model import Choice, Source, SourceKind
-from triton_toolchain._resolve import resolve_all
+from triton_toolchain.resolver._discovery._cudahome import LOCATORS as CUDA_HOME
+from triton_toolchain.resolver._discovery._openmp import LOCATORS as OPENMP
+from triton_toolchain.resolver._discovery._search import Context
+from triton_toolchain.resolver._exports import merged_env
+from triton_toolchain.resolver._model import Choice, Source, SourceKind
+from triton_toolchain.resolver._resolve import resolve_all
 
 REAL_GXX = Path(os.path.realpath("/usr/bin/g++"))
 NVCC = f"""echo "$0 $*" >> "{{log}}"

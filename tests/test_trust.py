@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from hostile import NULL_BYTE, OTHER_UID, reachable, shared_dir
-from triton_toolchain import _trust
+from triton_toolchain.runtime import _trust
 
 UNTRUSTED = _trust.UNTRUSTED
 

@@ -12,7 +12,7 @@ import typing
 from typing import Any
 
 import pytest
-from triton_toolchain._tuple import NamedTuple, TypedDict
+from triton_toolchain.resolver._tuple import NamedTuple, TypedDict
 
 
 class Ours(NamedTuple):

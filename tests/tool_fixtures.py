@@ -10,9 +10,9 @@ import shlex
 import stat
 from pathlib import Path
 
-from triton_toolchain._discovery._host import Host
-from triton_toolchain._discovery._search import Context, Locator, search
-from triton_toolchain._model import Choice
+from triton_toolchain.resolver._discovery._host import Host
+from triton_toolchain.resolver._discovery._search import Context, Locator, search
+from triton_toolchain.resolver._model import Choice
 
 # The line of every CUDA tool's ``--version`` that says its release (ptxas, nvcc...).
 RELEASE_LINE = "Cuda compilation tools, release {release}, V{release}.93"

@@ -86,8 +86,8 @@ def main(action: str) -> dict[str, Any]:
     ext = sys.modules.get("torch.utils.cpp_extension")
     report["cuda_home"] = getattr(ext, "CUDA_HOME", "(not imported)")
     activation = None
-    if "triton_toolchain._activate" in sys.modules:
-        from triton_toolchain import _activate
+    if "triton_toolchain.runtime._activate" in sys.modules:
+        from triton_toolchain.runtime import _activate
 
         current = _activate.current()
         activation = dict(current.applied) if current else None

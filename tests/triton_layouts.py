@@ -28,7 +28,7 @@ from typing import Any
 
 import driver_standin
 from tool_fixtures import fake_ptxas
-from triton_toolchain._catalog import COMPONENT
+from triton_toolchain.resolver._catalog import COMPONENT
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "python" / "src"
@@ -57,7 +57,7 @@ def blackwell_from() -> int:
     (its ``compiler.get_ptxas``; the catalog's row is checked against that code in
     ``tests/test_releases.py``): 90 in 3.9, 100 in 3.3 and 3.6-3.8, never (a number
     above every architecture) where the release has no ptxas-blackwell."""
-    from triton_toolchain._catalog import triton_release
+    from triton_toolchain.resolver._catalog import triton_release
 
     row = triton_release(triton_version())
     return row.blackwell_from if row is not None and row.blackwell_from else 10**6

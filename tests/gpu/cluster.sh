@@ -46,7 +46,7 @@ if [ "${COLD:-1}" = 1 ]; then
     nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
     "$VENV/bin/python" - <<'PY'
 import glob
-from triton_toolchain._discovery import _elf
+from triton_toolchain.resolver._discovery import _elf
 for path in sorted(glob.glob("/usr/lib/*-linux-gnu/libcuda.so*")):
     with open(path, "rb") as stream:
         plain, full = _elf._plain(stream), _elf._parse(stream)

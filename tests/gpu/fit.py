@@ -75,11 +75,11 @@ def launch(ptxas: str, shim: bool) -> dict[str, object]:
 def main() -> None:
     import torch
     from triton.backends.nvidia import compiler
-    from triton_toolchain._discovery._host import Host
-    from triton_toolchain._discovery._probe import driver_cuda
-    from triton_toolchain._discovery._tools import tool_release
-    from triton_toolchain._resolve import resolve_all
-    from triton_toolchain._triton._fit import judge
+    from triton_toolchain.resolver._discovery._host import Host
+    from triton_toolchain.resolver._discovery._probe import driver_cuda
+    from triton_toolchain.resolver._discovery._tools import tool_release
+    from triton_toolchain.resolver._fit import judge
+    from triton_toolchain.resolver._resolve import resolve_all
 
     out, extra = Path(sys.argv[1]), sys.argv[2:]
     major, minor = torch.cuda.get_device_capability()

@@ -30,8 +30,8 @@ print(", ".join(stdlib_loaded_by("triton", dict(os.environ))))')
   for i in 1 2 3 4; do
     echo "--- run $i"
     TRITON_TOOLCHAIN=off "$VENV/bin/python" -X importtime -c "import $preload
-import triton_toolchain._activate
-import triton_toolchain._observe, triton_toolchain._plan" 2>&1 | grep triton_toolchain
+import triton_toolchain.runtime._activate
+import triton_toolchain.resolver._observe, triton_toolchain.resolver._plan" 2>&1 | grep triton_toolchain
   done
   echo "byte code files after: $(find "$site/triton_toolchain" -name '*.pyc' | wc -l)"
 } >"$OUT/import-cost.txt" 2>&1

@@ -9,7 +9,7 @@ export PYTHONPATH="$HERE/python/src:$(ls "$1"/pyelftools-*.whl)"
 export TRITON_CACHE_DIR=$(mktemp -d)
 block='import sys; sys.modules["torch"] = None'
 echo "== doctor --run, torch blocked"
-"$PY" -c "$block; from triton_toolchain._cli import main; sys.exit(main(['doctor', '--run']))" 2>&1 | tail -6
+"$PY" -c "$block; from triton_toolchain.cli._main import main; sys.exit(main(['doctor', '--run']))" 2>&1 | tail -6
 echo "exit status ${PIPESTATUS[0]}"
 echo "== nix/vector-add.py, torch blocked"
 "$PY" -c "$block; import runpy; runpy.run_path('$HERE/nix/vector-add.py', run_name='__main__')" 2>&1 | tail -6

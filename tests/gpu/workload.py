@@ -36,7 +36,7 @@ from typing import Any
 def _shim() -> dict[str, Any]:
     """What the shim did in this process (``None`` when not installed or off)."""
     try:
-        from triton_toolchain import _activate
+        from triton_toolchain.runtime import _activate
     except ImportError:
         return {"installed": False}
     act = _activate.current()

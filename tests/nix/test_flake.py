@@ -584,7 +584,7 @@ def test_flake_python_activates_the_shim_when_triton_is_imported(
     python = Path(build_all(nix, repo, "python")["python"]) / "bin/python3"
     script = (
         "import json, triton, triton_toolchain\n"
-        "from triton_toolchain import _activate\n"
+        "from triton_toolchain.runtime import _activate\n"
         "a = _activate.current()\n"
         "print(json.dumps({'triton': triton.__file__, 'shim': triton_toolchain.__file__,\n"
         "    'mode': a and a.mode, 'manifest': a and a.toolchain and a.toolchain.manifest}))\n"
@@ -825,9 +825,9 @@ def test_only_tracked_sources_go_into_the_store(nix: Nix, repo: Path, tmp_path: 
 
 def test_wrapper_variables_match_the_shims_catalog(nix: Nix, repo: Path) -> None:
     """nix/wrap.nix's component -> variable table (Triton's variables, torch's CXX and
-    CUDA_HOME) is the shim's own, exactly (triton_toolchain._catalog.exported_variables()):
+    CUDA_HOME) is the shim's own, exactly (triton_toolchain.resolver._catalog.exported_variables()):
     the flake's manifest carries every exported component."""
-    from triton_toolchain import _catalog
+    from triton_toolchain.resolver import _catalog
 
     table = eval_json(
         nix,
@@ -1111,7 +1111,7 @@ def test_e2e_triton_assembles_with_the_stores_ptxas(wrapped: Wrapped, tmp_path: 
     body = """
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from triton_toolchain._kernel import CONSTEXPRS, SIGNATURE, add_kernel
+from triton_toolchain.cli._kernel import CONSTEXPRS, SIGNATURE, add_kernel
 
 src = ASTSource(add_kernel, signature=SIGNATURE, constexprs=CONSTEXPRS)
 report["cubin"] = len(triton.compile(src, target=GPUTarget("cuda", 90, 32)).asm["cubin"])

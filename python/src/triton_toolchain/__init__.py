@@ -14,25 +14,25 @@ __version__ = "0.1.0"  # the one place: pyproject.toml and nix/package.nix read 
 
 from typing import TYPE_CHECKING, Any
 
-from ._activate import Activation as Activation
-from ._activate import activate as activate
-from ._activate import after_triton_import as after_triton_import
+from .runtime._activate import Activation as Activation
+from .runtime._activate import activate as activate
+from .runtime._activate import after_triton_import as after_triton_import
 
 if TYPE_CHECKING:
-    from ._discovery._host import Host as Host
-    from ._errors import BuildError as BuildError
-    from ._errors import ManifestError as ManifestError
-    from ._errors import MissingComponentError as MissingComponentError
-    from ._errors import SettingError as SettingError
-    from ._errors import ToolchainError as ToolchainError
-    from ._model import Choice as Choice
-    from ._model import Rejection as Rejection
-    from ._model import Source as Source
-    from ._model import SourceKind as SourceKind
-    from ._model import Toolchain as Toolchain
-    from ._resolve import resolve as resolve
-    from ._selftest import SelfTestReport as SelfTestReport
-    from ._selftest import self_test as self_test
+    from .cli._selftest import SelfTestReport as SelfTestReport
+    from .cli._selftest import self_test as self_test
+    from .resolver._discovery._host import Host as Host
+    from .resolver._model import Choice as Choice
+    from .resolver._model import Rejection as Rejection
+    from .resolver._model import Source as Source
+    from .resolver._model import SourceKind as SourceKind
+    from .resolver._model import Toolchain as Toolchain
+    from .resolver._resolve import resolve as resolve
+    from .runtime._errors import BuildError as BuildError
+    from .runtime._errors import ManifestError as ManifestError
+    from .runtime._errors import MissingComponentError as MissingComponentError
+    from .runtime._errors import SettingError as SettingError
+    from .runtime._errors import ToolchainError as ToolchainError
 
 __all__ = [
     "Activation",
@@ -56,20 +56,20 @@ __all__ = [
 
 # Public names that load their module on first use: name -> module.
 _LAZY = {
-    "BuildError": "._errors",
-    "ManifestError": "._errors",
-    "MissingComponentError": "._errors",
-    "SettingError": "._errors",
-    "ToolchainError": "._errors",
-    "Host": "._discovery._host",
-    "Choice": "._model",
-    "Rejection": "._model",
-    "Source": "._model",
-    "SourceKind": "._model",
-    "Toolchain": "._model",
-    "resolve": "._resolve",
-    "SelfTestReport": "._selftest",
-    "self_test": "._selftest",
+    "BuildError": ".runtime._errors",
+    "ManifestError": ".runtime._errors",
+    "MissingComponentError": ".runtime._errors",
+    "SettingError": ".runtime._errors",
+    "ToolchainError": ".runtime._errors",
+    "Host": ".resolver._discovery._host",
+    "Choice": ".resolver._model",
+    "Rejection": ".resolver._model",
+    "Source": ".resolver._model",
+    "SourceKind": ".resolver._model",
+    "Toolchain": ".resolver._model",
+    "resolve": ".resolver._resolve",
+    "SelfTestReport": ".cli._selftest",
+    "self_test": ".cli._selftest",
 }
 
 

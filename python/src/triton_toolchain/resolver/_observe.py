@@ -25,8 +25,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from . import _trust
-from ._record import (
+from ..runtime import _trust
+from ..runtime._record import (
     MARSHAL_VERSION,
     MAX_RECORDS,
     OPS,

@@ -28,15 +28,18 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _pcfile
-from ._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
-from ._discovery._host import Host
-from ._discovery._probe import gpu_arch
-from ._errors import ManifestError, SettingError, ToolchainError
-from ._exports import merged_env, toolchain_env
-from ._manifest import load, to_json, write
-from ._model import Toolchain
-from ._process import user_environ
+from .. import __version__
+from ..resolver._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
+from ..resolver._discovery._host import Host
+from ..resolver._discovery._probe import gpu_arch
+from ..resolver._exports import merged_env, toolchain_env
+from ..resolver._manifest import load, to_json, write
+from ..resolver._model import Toolchain
+from ..resolver._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
+from ..runtime._errors import ManifestError, SettingError, ToolchainError
+from ..runtime._process import user_environ
+from . import _pcfile
+from ._doctor import unusable_tools
 from ._report import (
     GoalVerdict,
     Installed,
@@ -47,9 +50,7 @@ from ._report import (
     judge,
     shown_components,
 )
-from ._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
 from ._selftest import self_test
-from ._triton._doctor import unusable_tools
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
 

@@ -17,26 +17,19 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .._catalog import (
-    COMPONENT,
-    DRIVER_SONAME,
-    arch_problem,
-    major_minor,
-    ptxas_for,
-    triton_release,
-)
-from .._errors import MissingComponentError, SettingError
-from .._model import Toolchain
+from ..runtime._errors import MissingComponentError, SettingError
+from ._catalog import COMPONENT, DRIVER_SONAME, arch_problem, major_minor, ptxas_for, triton_release
+from ._model import Toolchain
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from .._plan import Plan
+    from ._plan import Plan
 
 
 def full_toolchain(plan: Plan) -> Toolchain:
     """``_plan.full_toolchain``: the resolver loads for an error's whole story only, not
     at every compile (``_guards`` loads at the first; the resolver's modules would add
     about a millisecond to it)."""
-    from .._plan import full_toolchain as full  # noqa: PLC0415  an error only
+    from ._plan import full_toolchain as full  # noqa: PLC0415  an error only
 
     return full(plan)
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import re
 
-from . import __version__
-from ._catalog import DRIVER_SONAME
-from ._model import Toolchain
+from .. import __version__
+from ..resolver._catalog import DRIVER_SONAME
+from ..resolver._model import Toolchain
 
 FILE_NAME = "triton-toolchain.pc"
 # Characters a path may have to be written into a .pc file unquoted.

@@ -27,22 +27,14 @@ import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import _trust
+from ..runtime import _trust
+from ..runtime._errors import SettingError
 from ._catalog import ARCH_RELEASES, COMPONENTS, DRIVER_SONAME, Component
 from ._discovery import LOCATORS, _fs
 from ._discovery._answers import written_once
 from ._discovery._host import Host
 from ._discovery._run import ask_each
-from ._discovery._search import (
-    Context,
-    Locator,
-    NotThisComponent,
-    Step,
-    Verdict,
-    first,
-    search,
-)
-from ._errors import SettingError
+from ._discovery._search import Context, Locator, NotThisComponent, Step, Verdict, first, search
 from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, load_for
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain

@@ -20,10 +20,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from ._catalog import COMPONENT, COMPONENTS, GOALS, Goal, GoalStep, TritonRelease, assigned_version
-from ._discovery import _fs
-from ._discovery._host import Host
-from ._model import Choice, SourceKind, Toolchain
+from ..resolver._catalog import (
+    COMPONENT,
+    COMPONENTS,
+    GOALS,
+    Goal,
+    GoalStep,
+    TritonRelease,
+    assigned_version,
+)
+from ..resolver._discovery import _fs
+from ..resolver._discovery._host import Host
+from ..resolver._model import Choice, SourceKind, Toolchain
 
 # torch/version.py: `cuda: Optional[str] = '12.8'`, or `= None` for a build without CUDA.
 _TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)

@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import _trust
+from ..runtime import _trust
+from ..runtime._errors import ManifestError, SettingError
 from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
-from ._errors import ManifestError, SettingError
 from ._tuple import NamedTuple
 
 SCHEMA = 2  # what `lock` writes

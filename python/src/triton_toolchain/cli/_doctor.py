@@ -10,11 +10,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from .._catalog import triton_release
-from .._model import Toolchain
-from . import namespaces
-from ._fit import driver_problem
-from ._guards import _triton_version, usable_release
+from ..resolver._catalog import triton_release
+from ..resolver._fit import driver_problem
+from ..resolver._guards import _triton_version, usable_release
+from ..resolver._model import Toolchain
+from ..runtime._triton import namespaces
 
 
 def unusable_tools(tc: Toolchain) -> tuple[str, ...]:

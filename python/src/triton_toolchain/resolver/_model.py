@@ -11,8 +11,8 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..runtime._errors import MissingComponentError
 from ._catalog import COMPONENT, COMPONENT_NAMES
-from ._errors import MissingComponentError
 from ._tuple import NamedTuple
 
 

@@ -16,16 +16,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .._catalog import triton_release
-from .._process import Report
-from ._guards import _triton_version
+from ._process import Report
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from .._plan import Plan
+    from ..resolver._plan import Plan
 
 
 def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:
     """Variable -> (value or None, the user's own)."""
+    from ..resolver._catalog import triton_release  # noqa: PLC0415  the resolver: 3.0-3.3 only
+    from ..resolver._guards import _triton_version  # noqa: PLC0415  the resolver: 3.0-3.3 only
+
     release = triton_release(_triton_version())
     wanted: dict[str, tuple[str | None, bool]] = {}
     for s in plan["settings"]:

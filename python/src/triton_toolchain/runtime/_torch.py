@@ -38,10 +38,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._process import ORIGINAL, Patches, Report
+from ._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us
-    from .._plan import Plan
+    from ..resolver._plan import Plan
 
     PlanGetter = Callable[[], Plan]
 
@@ -85,8 +85,8 @@ def before_torch(plan: Plan, env: dict[str, str], report: Report) -> None:
 def _explained(plan: PlanGetter) -> Exception | None:
     """The shim's explanation of a failed Inductor build, when the resolution has one."""
     # At a failed build only: the errors' module and the resolver stay off the import path.
-    from .._errors import MissingComponentError, SettingError  # noqa: PLC0415  a failure only
-    from .._plan import full_toolchain  # noqa: PLC0415  a failure only
+    from ..resolver._plan import full_toolchain  # noqa: PLC0415  a failure only
+    from ._errors import MissingComponentError, SettingError  # noqa: PLC0415  a failure only
 
     tc = full_toolchain(plan())
     errors = [tc[n].error for n in INDUCTOR_COMPONENTS if tc[n].error]

@@ -19,10 +19,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...runtime._process import MAPS, loaded_drivers
+from ...runtime._record import cache_dir
 from .._catalog import MACHINES, TritonRelease, assigned_version, major_minor, triton_release
 from .._observe import observe, observed_env
-from .._process import MAPS, loaded_drivers
-from .._record import cache_dir
 from . import _fs
 
 

@@ -37,8 +37,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ...runtime._record import MARSHAL_VERSION, load_bounded, read_private
 from .._observe import write_private
-from .._record import MARSHAL_VERSION, load_bounded, read_private
 from . import _fs
 
 ANSWERS_FILE = "answers-v3.marshal"

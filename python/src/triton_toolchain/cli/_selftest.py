@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._activate import activate
-from ._catalog import DRIVER_SONAME
-from ._model import Toolchain
-from ._process import loaded_drivers
-from ._triton import _build
+from ..resolver import _build
+from ..resolver._catalog import DRIVER_SONAME
+from ..resolver._model import Toolchain
+from ..runtime._activate import activate
+from ..runtime._process import loaded_drivers
 
 N = 4097
 

@@ -33,7 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._catalog import (
+from ..runtime._errors import MissingComponentError, SettingError
+from ..runtime._record import cache_dir
+from ._catalog import (
     COMPONENT,
     MIN_DRIVER,
     advisories_for,
@@ -45,17 +47,15 @@ from .._catalog import (
     triton_release,
     triton_target,
 )
-from .._discovery import LOCATORS
-from .._discovery._host import Host
-from .._discovery._probe import assemble, driver_cuda
-from .._discovery._search import Context, search
-from .._discovery._tools import tool_release
-from .._errors import MissingComponentError, SettingError
-from .._record import cache_dir
+from ._discovery import LOCATORS
+from ._discovery._host import Host
+from ._discovery._probe import assemble, driver_cuda
+from ._discovery._search import Context, search
+from ._discovery._tools import tool_release
 from ._guards import _triton_version, tool_fields
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from .._plan import Plan, Setting
+    from ._plan import Plan, Setting
 
 ANY_TARGET = 80
 _DECIDED: dict[tuple[object, ...], object] = {}

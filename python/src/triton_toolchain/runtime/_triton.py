@@ -56,11 +56,11 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._process import ORIGINAL, Patches, Report
+from ._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us each
-    from .._plan import Plan
-    from .._process import Namespace
+    from ..resolver._plan import Plan
+    from ._process import Namespace
 
     PlanGetter = Callable[[], Plan]
     # Completes and applies the plan with a part Triton reads only when it takes it
@@ -162,7 +162,7 @@ class LauncherBuild:
         libraries: list[str],
         /,
     ) -> str:
-        from ._build import build_module  # noqa: PLC0415  the builder: at a build only
+        from ..resolver._build import build_module  # noqa: PLC0415  the builder: at a build only
 
         return build_module(self._plan(), name, src, srcdir, library_dirs, include_dirs, libraries)
 
@@ -242,7 +242,7 @@ def _checked(check: Callable[[], Exception | None]) -> Exception | None:
     without it, so Triton goes on as it would have and the bug is reported as an
     ``AdapterBugWarning`` (the tests turn it into a failure). Runs when Triton
     compiles, never at import: the errors' module loads here."""
-    from .._errors import AdapterBugWarning, ToolchainError  # noqa: PLC0415  at a compile only
+    from ._errors import AdapterBugWarning, ToolchainError  # noqa: PLC0415  at a compile only
 
     try:
         return check()
@@ -281,7 +281,7 @@ def guard_get_ptxas(
 
     @functools.wraps(original)
     def get_ptxas(*args: object, **kwargs: object) -> object:
-        from ._guards import no_ptxas, runs_ptxas_blackwell, setting_error  # noqa: PLC0415
+        from ..resolver._guards import no_ptxas, runs_ptxas_blackwell, setting_error  # noqa: PLC0415
 
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
@@ -303,7 +303,7 @@ def guard_get_ptxas(
 def _judged(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespace) -> object:
     """The ptxas Triton chose (``tool``) judged for ``sm_<arch>`` (``_guards.ptxas_error``),
     then fitted (``_fitted``): what the guards return, or the shim's error raised."""
-    from ._guards import ptxas_error  # noqa: PLC0415  at a compile only
+    from ..resolver._guards import ptxas_error  # noqa: PLC0415  at a compile only
 
     problem = _checked(lambda: ptxas_error(arch, tool, plan(), namespace))
     if problem is not None:
@@ -318,7 +318,7 @@ def _fitted(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespa
     chosen = [tool]
 
     def fit() -> Exception | None:
-        from ._fit import fitted_tool  # noqa: PLC0415  at a compile only
+        from ..resolver._fit import fitted_tool  # noqa: PLC0415  at a compile only
 
         chosen[0] = fitted_tool(arch, tool, plan(), namespace)
         return None
@@ -374,7 +374,7 @@ def no_driver_dirs(plan: PlanGetter) -> Callable[[], list[str]]:
     """A ``libcuda_dirs`` that raises the shim's explanation of the missing driver."""
 
     def libcuda_dirs() -> list[str]:
-        from ._guards import missing_driver, setting_error  # noqa: PLC0415  at a build only
+        from ..resolver._guards import missing_driver, setting_error  # noqa: PLC0415  at a build only
 
         current = plan()
         # A wrong setting of the user's (CC, TRITON_LIBCUDA_PATH) is what to fix first.
@@ -410,7 +410,7 @@ def no_driver_selection(plan: PlanGetter) -> Callable[[Callable[[], Any]], Calla
             except RuntimeError as exc:
                 if not str(exc).startswith("0 active drivers"):
                     raise
-                from ._guards import no_active_driver  # noqa: PLC0415  an error only
+                from ..resolver._guards import no_active_driver  # noqa: PLC0415  an error only
 
                 raise no_active_driver(plan(), str(exc)) from exc
 

@@ -71,8 +71,8 @@ from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_drive
 if TYPE_CHECKING:
     from typing import Literal
 
-    from ._model import Toolchain
-    from ._plan import Plan, Scope
+    from ..resolver._model import Toolchain
+    from ..resolver._plan import Plan, Scope
     from ._triton import TritonState
 
     Mode = Literal["knobs", "environ", "pending", "off"]
@@ -126,7 +126,7 @@ _STUB = (
     f"        if name not in {STUB_NAMES!r}:\n"
     "            return None\n"
     "        try:\n"
-    "            from triton_toolchain._activate import find_spec\n"
+    "            from triton_toolchain.runtime._activate import find_spec\n"
     "        except ImportError:\n"
     "            return None\n"
     "        return find_spec(name, path, target)\n"
@@ -291,7 +291,7 @@ class Activation:
         """The resolution applied, with its whole history (``_plan.full_toolchain``)."""
         if self.plan is None:
             return None
-        from ._plan import full_toolchain  # noqa: PLC0415  the resolver: when asked only
+        from ..resolver._plan import full_toolchain  # noqa: PLC0415  the resolver: when asked only
 
         return full_toolchain(self.plan)
 
@@ -366,7 +366,7 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
     mapped = bool(_STATE.mapped) and scope not in DRIVERLESS
     if mapped:
         # Another driver is in the process: this resolution is its own, never kept.
-        from ._plan import resolve_plan  # noqa: PLC0415  a miss only
+        from ..resolver._plan import resolve_plan  # noqa: PLC0415  a miss only
 
         plan = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)[0]
     else:
@@ -384,12 +384,12 @@ def _resolve_and_store(
     The record is looked up again once the lock is held: another process may have stored
     it since this one missed, whether this one had to wait for it or came just after."""
     # A miss: the resolver and the record's writing side load now, never on a hit.
-    from ._observe import resolving_alone, store  # noqa: PLC0415  a miss only
+    from ..resolver._observe import resolving_alone, store  # noqa: PLC0415  a miss only
 
     with resolving_alone(environ):
         plan = cast("Plan | None", _record.lookup(key, environ))
         if plan is None:
-            from ._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
+            from ..resolver._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 
             plan, facts = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)
             store(key, facts, without_history(plan), environ)
@@ -603,7 +603,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
             )
             return _STATE.last
         if toolchain is not None:
-            from ._plan import plan_of  # noqa: PLC0415  the caller resolved: loaded already
+            from ..resolver._plan import plan_of  # noqa: PLC0415  the caller resolved: loaded already
 
             plan = plan_of(toolchain)
         else:

@@ -31,6 +31,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ..runtime._errors import ToolchainError
+from ..runtime._process import loaded_by_shim, user_environ
 from ._catalog import (
     COMPONENT_NAMES,
     COMPONENTS,
@@ -43,10 +45,8 @@ from ._catalog import (
 )
 from ._discovery import _fs
 from ._discovery._host import Host, python_include_dir
-from ._errors import ToolchainError
 from ._model import Choice, SourceKind, Toolchain
 from ._observe import recording
-from ._process import loaded_by_shim, user_environ
 from ._resolve import resolve_all
 from ._tuple import TypedDict
 
