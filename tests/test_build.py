@@ -17,7 +17,7 @@ from triton_layouts import make_layout, python_include, run_scenario, scenario_e
 from triton_toolchain.resolver._catalog import COMPONENT_NAMES
 from triton_toolchain.resolver._model import Choice, Source, SourceKind, Toolchain
 from triton_toolchain.runtime._errors import BuildError, MissingComponentError
-from triton_toolchain.runtime._triton import _build
+from triton_toolchain.resolver import _build
 
 SOURCE = Source(SourceKind.DISCOVERED, "test")
 MODULE_C = """
