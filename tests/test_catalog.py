@@ -17,6 +17,7 @@ import pytest
 from tool_fixtures import REAL_CUDA
 from triton_layouts import nvidia_dir
 from triton_toolchain.cli._report import _read_version
+import triton_toolchain
 from triton_toolchain.resolver import _catalog
 from triton_toolchain.resolver._catalog import (
     ARCH_RELEASES,
@@ -111,7 +112,7 @@ def test_the_nix_wrappers_variables_json_is_generated_from_the_catalog() -> None
         from triton_toolchain.resolver._catalog import wrapper_variables as w
         print(json.dumps(w(), indent=2))' > python/src/triton_toolchain/variables.json
     """
-    path = Path(_catalog.__file__).with_name("variables.json")
+    path = Path(triton_toolchain.__file__).with_name("variables.json")  # the package's top
     assert path.read_text() == json.dumps(wrapper_variables(), indent=2) + "\n"
     table = json.loads(path.read_text())
     assert table["exported"] == exported_variables()

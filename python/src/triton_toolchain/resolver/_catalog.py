@@ -396,7 +396,7 @@ def exported_variables() -> dict[str, str]:
 
 
 def wrapper_variables() -> dict[str, dict[str, Any]]:
-    """What the Nix wrapper exports, as ``variables.json`` beside this module holds it
+    """What the Nix wrapper exports, as the package's ``variables.json`` holds it
     for ``nix/wrap.nix`` (generated from here, kept equal by ``tests/test_catalog.py``):
     ``exported``, ``exported_variables()``; ``also_read``, each exported variable ->
     the other names of the same setting, which keep the wrapper from exporting it
