@@ -38,8 +38,11 @@ if [ "${TT_SKIP_SYSTEM:-0}" != 1 ]; then
   "${as_root[@]}" apt-get update -q
   "${as_root[@]}" apt-get install -y -q "${PACKAGES[@]}"
   # 32-bit gcc as gcc-N-multilib, the system gcc's: the meta package gcc-multilib
-  # conflicts with the arm64 cross compiler (Debian's gcc-N-aarch64-linux-gnu).
-  "${as_root[@]}" apt-get install -y -q "gcc-$(gcc -dumpversion | cut -d. -f1)-multilib"
+  # conflicts with the arm64 cross compiler (Debian's gcc-N-aarch64-linux-gnu), and
+  # libc6-dev-i386 recommends it: without --no-install-recommends apt removes the cross
+  # compiler to install it.
+  "${as_root[@]}" apt-get install -y -q --no-install-recommends \
+    "gcc-$(gcc -dumpversion | cut -d. -f1)-multilib"
 fi
 
 tools/other-nix.sh --prepare
