@@ -14,11 +14,10 @@ import types
 from pathlib import Path
 
 import pytest
+import triton_toolchain
 from tool_fixtures import REAL_CUDA
 from triton_layouts import nvidia_dir
 from triton_toolchain.cli._report import _read_version
-import triton_toolchain
-from triton_toolchain.resolver import _catalog
 from triton_toolchain.resolver._catalog import (
     ARCH_RELEASES,
     COMPONENT,
