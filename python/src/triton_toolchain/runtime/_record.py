@@ -309,11 +309,14 @@ def read_private(directory: str | None, name: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+ROOMS = ("", "runtime", "resolver", "cli")
+
+
 def identity(arch: int | None, scope: str = "all") -> list[Any]:
     """What a record is only valid for: this interpreter, its import path, this user
     and groups, the target architecture, the components resolved (``_plan.Scope``), and
     the shim's own files."""
-    package = os.path.dirname(__file__)
+    package = os.path.dirname(os.path.dirname(__file__))  # triton_toolchain/
     return [
         sys.executable,
         sys.prefix,
@@ -327,7 +330,8 @@ def identity(arch: int | None, scope: str = "all") -> list[Any]:
         list(sys.path),
         arch,
         scope,
-        _status(os.stat, package),
+        # The package's directories: a file of the shim replaced changes its own.
+        *(_status(os.stat, os.path.join(package, room)) for room in ROOMS),
         _status(os.stat, __file__),
     ]
 
