@@ -78,7 +78,7 @@ def search_locations(host: Host) -> tuple[Path, ...]:
         home = host.environ.get("HOME") or ""
         config = os.path.join(home, ".config") if os.path.isabs(home) else ""
     places = [
-        Path(__file__).parent / "manifest.json",
+        Path(__file__).parents[1] / "manifest.json",  # triton_toolchain/, not resolver/
         host.prefix / "share" / "triton-toolchain" / "manifest.json",
     ]
     if config:
