@@ -162,7 +162,8 @@ in
   triton-no-cuda = self.triton.override { cudaSupport = false; };
   triton-bin = self.callPackage (import ./triton-bin.nix { inherit host; }) { };
   torch = self.callPackage ./torch.nix { };
-  torch-bin = self.callPackage ./torch.nix { triton = self.triton-bin; };
+  # torch/bin.nix takes its `triton` (triton-bin) as it is, with or without CUDA.
+  torch-bin = self.callPackage ./torch.nix { _tritonEffective = self.triton-bin; };
   # A package on top of torch (pkgs/development/python-modules/torchvision).
   torchvision = buildPythonPackage {
     pname = "torchvision";
