@@ -75,7 +75,7 @@ rec {
 
     ```nix
     noneSet "CUDA_HOME"
-    => "[ -z \"\''${CUDA_HOME+set}\" ] && [ -z \"\''${CUDA_PATH+set}\" ]"
+    => "[ -z \"\${CUDA_HOME+set}\" ] && [ -z \"\${CUDA_PATH+set}\" ]"
     ```
   */
   noneSet =
@@ -100,7 +100,7 @@ rec {
     wrapperFlags { CC = "/nix/store/...-gcc-wrapper/bin/cc"; }
     => [ "--set-default" "CC" "/nix/store/...-gcc-wrapper/bin/cc" ]
     wrapperFlags { CUDA_HOME = "/nix/store/...-cuda-merged-12.9"; }
-    => [ "--run" "if [ -z \"\''${CUDA_HOME+set}\" ] && [ -z \"\''${CUDA_PATH+set}\" ]; then export CUDA_HOME=/nix/store/...-cuda-merged-12.9; fi" ]
+    => [ "--run" "if [ -z \"\${CUDA_HOME+set}\" ] && [ -z \"\${CUDA_PATH+set}\" ]; then export CUDA_HOME=/nix/store/...-cuda-merged-12.9; fi" ]
     ```
   */
   wrapperFlags =
@@ -141,7 +141,7 @@ rec {
 
     ```nix
     exportUnlessSet { CC = "/nix/store/...-gcc-wrapper/bin/cc"; }
-    => "if [ -z \"\''${CC+set}\" ]; then export CC=/nix/store/...-gcc-wrapper/bin/cc; fi\n"
+    => "if [ -z \"\${CC+set}\" ]; then export CC=/nix/store/...-gcc-wrapper/bin/cc; fi\n"
     ```
   */
   exportUnlessSet =
