@@ -11,10 +11,10 @@
 }:
 let
   toolchainLib = import ./nix/lib.nix { lib = import (nixpkgs.outPath or nixpkgs + "/lib"); };
-  overlay = import ./nix/overlay.nix { inherit toolchainLib; };
+  overlays = import ./nix/overlay.nix { inherit toolchainLib; };
   pkgs = import ./nix/nixpkgs.nix {
     inherit nixpkgs system;
-    overlays = [ overlay ];
+    overlays = [ overlays.default ];
   };
   outputs = import ./nix/outputs.nix { inherit pkgs toolchainLib; };
 in
@@ -22,7 +22,8 @@ in
   outputs.packages
   // {
     inherit (outputs) apps checks devShells;
-    inherit overlay pkgs;
+    inherit overlays pkgs;
+    overlay = overlays.default;
     lib = toolchainLib;
   }
 )

@@ -26,9 +26,10 @@
     (import ./nix/minimum-nix.nix).check {
       lib = import ./nix/lib.nix { inherit (nixpkgs) lib; };
 
-      overlays.default = import ./nix/overlay.nix { toolchainLib = self.lib; };
+      # `default` rebuilds nothing; `rebuild-triton` rebuilds Triton, torch and all on top.
+      overlays = import ./nix/overlay.nix { toolchainLib = self.lib; };
 
-      # The flake's own package set: CUDA on, CUDA's licences accepted, the overlay applied.
+      # The flake's own package set: CUDA on, CUDA's licences accepted, overlays.default.
       legacyPackages = nixpkgs.lib.genAttrs systems (
         system:
         import ./nix/nixpkgs.nix {

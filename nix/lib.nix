@@ -17,6 +17,7 @@ in
     writeManifest
     ;
   inherit (wrap)
+    exportUnlessSet
     manifestEnv
     tritonVariables
     wrapperFlags

@@ -103,7 +103,10 @@ in
           nativeBuildInputs = [
             (python.withPackages (ps: [
               # Without the flake's manifest: the tests expect a shim that carries none.
-              (ps.triton-toolchain.override { manifest = null; })
+              (ps.triton-toolchain.override {
+                manifest = null;
+                setupHook = null;
+              })
               ps.pytest
             ]))
           ];

@@ -1,80 +1,143 @@
-# overlays.default: every Python package set gets `triton-toolchain`, and, in a
-# package set with CUDA (`config.cudaSupport`), every Triton depends on a shim that
-# carries the manifest of the CUDA package set that Triton is built with, and consults
-# it when imported. Without CUDA, Triton, triton-no-cuda and the torch built on them
-# are left exactly as they were (CUDA's packages are unfree and marked broken there),
-# and `triton-toolchain` carries a manifest without CUDA components.
+# The flake's overlays. Both give every Python package set `triton-toolchain` (the shim,
+# carrying the manifest of that set) and, in a package set with CUDA
+# (`config.cudaSupport`), give every Triton (`triton`, `triton-cuda`, `triton-bin`,
+# torch's) the shim carrying the manifest of the CUDA package set that Triton is built
+# with. Without CUDA, every Triton and the torch built on it are left exactly as they
+# were (CUDA's packages are unfree and marked broken there).
+#
+# - `default`: no derivation changes. The shim goes into Triton's
+#   `passthru.requiredPythonModules`, which `python.withPackages` reads and the
+#   derivation does not: Triton, torch and everything on top keep their drvPath, so a
+#   binary cache still serves them, and every `withPackages` environment holding
+#   Triton holds the shim, whose `.pth` hook activates it.
+# - `rebuild-triton`: Triton depends on the shim (`propagatedBuildInputs`) and has
+#   ./triton-activate.py appended to `triton/__init__.py`, so Triton activates the shim
+#   in every environment, `PYTHONPATH` alone included. Cost: Triton is built from
+#   source, and so are torch and everything on top of it (no binary cache has them).
 { toolchainLib }:
-final: prev:
 let
-  inherit (final) lib;
-
-  # The shim, carrying the manifest of `cudaPackages` and this set's Python. Without a
-  # CUDA home: `cudatoolkit` (every library of the release, gigabytes) would enter the
-  # closure of every Triton, which needs none of it; wrappers and `lib.mkManifest` add
-  # it where C++/CUDA extensions are built.
-  shimFor =
-    pyFinal: cudaPackages:
-    pyFinal.triton-toolchain.override {
-      manifest = toolchainLib.mkManifest final {
-        inherit cudaPackages;
-        inherit (pyFinal) python;
-        cudaHome = null;
-      };
+  # The shim carrying `manifest` (an attribute set, as `lib.manifestFor` gives it): the
+  # file inside its package, and a setup hook for the shells and builds that have the
+  # shim as an input (`nix-shell -p`), where Python finds packages through `PYTHONPATH`
+  # and reads no `.pth` file there. The hook exports the manifest and its variables
+  # (each unless set), which Triton reads itself, and puts the shim's site-packages on
+  # `NIX_PYTHONPATH`, which nixpkgs' Python (its sitecustomize.py) hands to
+  # `site.addsitedir`, running the `.pth` hook, and removes from the environment of its
+  # child processes. `nix-support` is not linked into `withPackages` environments
+  # (buildEnv skips it): the hook acts only where the shim itself is an input.
+  shimWith =
+    pkgs: pyFinal: manifest:
+    let
+      file = toolchainLib.writeManifest pkgs manifest;
+    in
+    pyFinal.callPackage ./package.nix {
+      manifest = file;
+      setupHook = pkgs.writeText "triton-toolchain-setup-hook.sh" (
+        toolchainLib.exportUnlessSet (toolchainLib.manifestEnv file manifest)
+        + ''
+          export NIX_PYTHONPATH="@out@/${pyFinal.python.sitePackages}''${NIX_PYTHONPATH:+:$NIX_PYTHONPATH}"
+        ''
+      );
     };
 
-  # Triton depends on the shim, so the shim is importable wherever Triton is, and
-  # activates it when imported (see ./triton-activate.py for why both). `dependencies`
-  # is in passthru: mk-python-derivation.nix propagates the final
-  # `passthru.dependencies`. toPythonModule computed `requiredPythonModules`, which
-  # python.withPackages reads, before this override: it is recomputed.
-  consultToolchain =
-    pyFinal: shim: triton:
-    triton.overrideAttrs (
-      finalAttrs: prevAttrs: {
-        postInstall = (prevAttrs.postInstall or "") + ''
-          cat ${./triton-activate.py} >> "$out/${pyFinal.python.sitePackages}/triton/__init__.py"
-        '';
-        passthru = prevAttrs.passthru // {
-          dependencies = (prevAttrs.passthru.dependencies or [ ]) ++ [ shim ];
-          requiredPythonModules = pyFinal.requiredPythonModules finalAttrs.propagatedBuildInputs;
-        };
-      }
-    );
-
-  # A Triton of nixpkgs, re-exposed as a function of its arguments, so that
-  # `.override` (triton-cuda and triton-no-cuda are `triton.override { cudaSupport =
-  # ...; }`, torch's Triton is `triton-cuda.override { inherit cudaPackages; }`) still
-  # works and tells which CUDA package set it is built with: nixpkgs' Triton does not
-  # pass `cudaPackages` through. The arguments go on to Triton's own function, those it
-  # declares (`lib.functionArgs triton.override`). `cudaSupport` defaults as in
-  # triton/default.nix; triton-bin (bin.nix) has no such argument and needs CUDA
-  # whenever it is built. A Triton that cannot be overridden is taken as it is, with
-  # the set's `cudaPackages`.
-  withToolchain =
-    pyFinal: triton:
-    pyFinal.callPackage (
-      {
-        config,
-        cudaPackages,
-        cudaSupport ? config.cudaSupport or false,
-        ...
-      }@args:
-      let
-        override = triton.override or (_: triton);
-        built = override (builtins.intersectAttrs (lib.functionArgs override) args);
-      in
-      if cudaSupport then consultToolchain pyFinal (shimFor pyFinal cudaPackages) built else built
-    ) { };
-in
-{
-  pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
-    (pyFinal: pyPrev: {
-      triton-toolchain = pyFinal.callPackage ./package.nix {
-        manifest = toolchainLib.mkManifest final { inherit (pyFinal) python; };
+  # The shim for a Triton built with `cudaPackages`. Without a CUDA home: `cudatoolkit`
+  # (every library of the release, gigabytes) would enter the closure of every
+  # environment holding Triton, which needs none of it; wrappers and `lib.mkManifest`
+  # add it where C++/CUDA extensions are built. Its meta.priority is one above the
+  # default (5): in an environment that also holds `ps.triton-toolchain` (another
+  # manifest, the same files), buildEnv takes that one's files instead of failing on
+  # the collision. Like `passthru`, `meta` is no input of the derivation.
+  shimFor =
+    pkgs: pyFinal: cudaPackages:
+    let
+      shim = shimWith pkgs pyFinal (
+        toolchainLib.manifestFor pkgs {
+          inherit cudaPackages;
+          inherit (pyFinal) python;
+          cudaHome = null;
+        }
+      );
+    in
+    shim.overrideAttrs (prevAttrs: {
+      meta = prevAttrs.meta // {
+        priority = 6;
       };
-      triton = withToolchain pyFinal pyPrev.triton;
-      triton-bin = withToolchain pyFinal pyPrev.triton-bin;
-    })
-  ];
-}
+    });
+
+  # How a Triton gets the shim, by overlay. Both recompute `requiredPythonModules`
+  # (what python.withPackages reads): toPythonModule computed it before any override,
+  # from the inputs of the time.
+  attachments = {
+    # passthru only: not part of the derivation, so the drvPath stays.
+    default =
+      pyFinal: shim: triton:
+      triton.overrideAttrs (prevAttrs: {
+        passthru = prevAttrs.passthru // {
+          requiredPythonModules = pyFinal.requiredPythonModules (
+            triton.propagatedBuildInputs ++ [ shim ]
+          );
+        };
+      });
+
+    # A dependency, and the activation appended to Triton's __init__ (see
+    # ./triton-activate.py for why both). `dependencies` is in passthru:
+    # mk-python-derivation.nix propagates the final `passthru.dependencies`.
+    rebuild-triton =
+      pyFinal: shim: triton:
+      triton.overrideAttrs (
+        finalAttrs: prevAttrs: {
+          postInstall = (prevAttrs.postInstall or "") + ''
+            cat ${./triton-activate.py} >> "$out/${pyFinal.python.sitePackages}/triton/__init__.py"
+          '';
+          passthru = prevAttrs.passthru // {
+            dependencies = (prevAttrs.passthru.dependencies or [ ]) ++ [ shim ];
+            requiredPythonModules = pyFinal.requiredPythonModules finalAttrs.propagatedBuildInputs;
+          };
+        }
+      );
+  };
+
+  overlayWith =
+    attach: final: prev:
+    let
+      inherit (final) lib;
+
+      # A Triton of nixpkgs, re-exposed as a function of its arguments, so that
+      # `.override` (triton-cuda and triton-no-cuda are `triton.override { cudaSupport =
+      # ...; }`, torch's Triton is `triton-cuda.override { inherit cudaPackages; }`)
+      # still works and tells which CUDA package set it is built with: nixpkgs' Triton
+      # does not pass `cudaPackages` through. The arguments go on to Triton's own
+      # function, those it declares (`lib.functionArgs triton.override`): the same
+      # arguments, so the same derivation. `cudaSupport` defaults as in
+      # triton/default.nix; triton-bin (bin.nix) has no such argument and needs CUDA
+      # whenever it is built. A Triton that cannot be overridden is taken as it is,
+      # with the set's `cudaPackages`.
+      withToolchain =
+        pyFinal: triton:
+        pyFinal.callPackage (
+          {
+            config,
+            cudaPackages,
+            cudaSupport ? config.cudaSupport or false,
+            ...
+          }@args:
+          let
+            override = triton.override or (_: triton);
+            built = override (builtins.intersectAttrs (lib.functionArgs override) args);
+          in
+          if cudaSupport then attach pyFinal (shimFor final pyFinal cudaPackages) built else built
+        ) { };
+    in
+    {
+      pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
+        (pyFinal: pyPrev: {
+          triton-toolchain = shimWith final pyFinal (
+            toolchainLib.manifestFor final { inherit (pyFinal) python; }
+          );
+          triton = withToolchain pyFinal pyPrev.triton;
+          triton-bin = withToolchain pyFinal pyPrev.triton-bin;
+        })
+      ];
+    };
+in
+builtins.mapAttrs (_: overlayWith) attachments

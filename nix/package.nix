@@ -1,6 +1,7 @@
 # The shim, as a Python package. With a manifest it carries it as
 # triton_toolchain/manifest.json, the first place the shim looks after
-# TRITON_TOOLCHAIN_MANIFEST (docs/manifest.md), so no wrapper is needed.
+# TRITON_TOOLCHAIN_MANIFEST (docs/manifest.md), so no wrapper is needed. `setupHook`
+# (./overlay.nix writes it) acts in the shells and builds that have the shim as an input.
 {
   lib,
   buildPythonPackage,
@@ -8,6 +9,7 @@
   pyelftools,
   python,
   manifest ? null,
+  setupHook ? null,
 }:
 let
   # The version is written once, as `__version__` in the package (pyproject.toml reads it
@@ -33,37 +35,40 @@ let
     (maybeMissing ../python/.venv)
   ];
 in
-buildPythonPackage {
-  pname = "triton-toolchain";
-  inherit version;
-  pyproject = true;
+buildPythonPackage (
+  {
+    pname = "triton-toolchain";
+    inherit version;
+    pyproject = true;
 
-  src = toSource {
-    root = ../python;
-    fileset = difference ../python untracked;
-  };
+    src = toSource {
+      root = ../python;
+      fileset = difference ../python untracked;
+    };
 
-  build-system = [ hatchling ];
-  dependencies = [ pyelftools ];
+    build-system = [ hatchling ];
+    dependencies = [ pyelftools ];
 
-  # The manifest, and its triton-toolchain.pc (`triton-toolchain pkg-config`) in
-  # lib/pkgconfig for CMake, Meson and pkg-config; exit status 1 there only says that the
-  # driver is missing, which the host that runs the program provides.
-  postInstall = lib.optionalString (manifest != null) ''
-    install -Dm644 ${manifest} "$out/${python.sitePackages}/triton_toolchain/manifest.json"
-    HOME="$TMPDIR" PYTHONPATH="$out/${python.sitePackages}''${PYTHONPATH:+:$PYTHONPATH}" \
-      ${python}/bin/${python.executable} -m triton_toolchain pkg-config -o "$out/lib/pkgconfig" \
-      || [ $? -eq 1 ]
-    test -s "$out/lib/pkgconfig/triton-toolchain.pc"
-  '';
+    # The manifest, and its triton-toolchain.pc (`triton-toolchain pkg-config`) in
+    # lib/pkgconfig for CMake, Meson and pkg-config; exit status 1 there only says that
+    # the driver is missing, which the host that runs the program provides.
+    postInstall = lib.optionalString (manifest != null) ''
+      install -Dm644 ${manifest} "$out/${python.sitePackages}/triton_toolchain/manifest.json"
+      HOME="$TMPDIR" PYTHONPATH="$out/${python.sitePackages}''${PYTHONPATH:+:$PYTHONPATH}" \
+        ${python}/bin/${python.executable} -m triton_toolchain pkg-config -o "$out/lib/pkgconfig" \
+        || [ $? -eq 1 ]
+      test -s "$out/lib/pkgconfig/triton-toolchain.pc"
+    '';
 
-  pythonImportsCheck = [ "triton_toolchain" ];
+    pythonImportsCheck = [ "triton_toolchain" ];
 
-  passthru = { inherit manifest; };
+    passthru = { inherit manifest; };
 
-  meta = {
-    description = "Tells Triton where its run-time toolchain is";
-    license = lib.licenses.mit;
-    mainProgram = "triton-toolchain";
-  };
-}
+    meta = {
+      description = "Tells Triton where its run-time toolchain is";
+      license = lib.licenses.mit;
+      mainProgram = "triton-toolchain";
+    };
+  }
+  // lib.optionalAttrs (setupHook != null) { inherit setupHook; }
+)

@@ -62,6 +62,29 @@ rec {
     };
 
   /**
+    The shell test that none of a variable's names is set: `name` and, for a variable
+    of `sameSettingAs`, its other names.
+
+    # Type
+
+    ```
+    noneSet :: String -> String
+    ```
+
+    # Example
+
+    ```nix
+    noneSet "CUDA_HOME"
+    => "[ -z \"\${CUDA_HOME+set}\" ] && [ -z \"\${CUDA_PATH+set}\" ]"
+    ```
+  */
+  noneSet =
+    name:
+    lib.concatMapStringsSep " && " (n: ''[ -z "''${${n}+set}" ]'') (
+      [ name ] ++ sameSettingAs.${name} or [ ]
+    );
+
+  /**
     makeWrapper flags that export each variable unless it is already set (or, for a
     variable of `sameSettingAs`, unless one of its other names is).
 
@@ -83,27 +106,46 @@ rec {
   wrapperFlags =
     env:
     let
-      unset = name: ''[ -z "''${${name}+set}" ]'';
       flags =
         name:
-        let
-          value = env.${name};
-          others = sameSettingAs.${name} or [ ];
-          noneSet = lib.concatMapStringsSep " && " unset ([ name ] ++ others);
-        in
-        if others == [ ] then
+        if sameSettingAs ? ${name} then
           [
-            "--set-default"
-            name
-            value
+            "--run"
+            (exportLine env name)
           ]
         else
           [
-            "--run"
-            "if ${noneSet}; then export ${name}=${lib.escapeShellArg value}; fi"
+            "--set-default"
+            name
+            env.${name}
           ];
     in
     builtins.concatMap flags (builtins.attrNames env);
+
+  # One variable of `env`, exported where none of its names is set.
+  exportLine =
+    env: name: "if ${noneSet name}; then export ${name}=${lib.escapeShellArg env.${name}}; fi";
+
+  /**
+    Shell code that exports each variable unless it is already set (or, for a variable
+    of `sameSettingAs`, unless one of its other names is), as `wrapperFlags` does: for a
+    setup hook. One line per variable.
+
+    # Type
+
+    ```
+    exportUnlessSet :: AttrSet -> String
+    ```
+
+    # Example
+
+    ```nix
+    exportUnlessSet { CC = "/nix/store/...-gcc-wrapper/bin/cc"; }
+    => "if [ -z \"\${CC+set}\" ]; then export CC=/nix/store/...-gcc-wrapper/bin/cc; fi\n"
+    ```
+  */
+  exportUnlessSet =
+    env: builtins.concatStringsSep "" (map (n: exportLine env n + "\n") (builtins.attrNames env));
 
   /**
     Wrap a program so that it runs with the toolchain of `pkgs` (or of the

@@ -106,10 +106,11 @@ def test_aarch64_manifest_paths_are_outputs_of_aarch64_derivations(repo: Path) -
 
 
 def test_overlay_gives_aarch64_triton_the_shim(repo: Path) -> None:
-    """The overlay on aarch64: Triton and torch's Triton carry the shim, as on x86-64."""
+    """The overlay on aarch64: Triton and torch's Triton bring the shim into the
+    environments that hold them (`requiredPythonModules`), as on x86-64."""
     apply = """ps: let names = drvs: map (d: d.pname or d.name) drvs; in {
-      triton = names ps.triton.propagatedBuildInputs;
-      torchTriton = names ps.torch.triton.propagatedBuildInputs;
+      triton = names ps.triton.requiredPythonModules;
+      torchTriton = names ps.torch.triton.requiredPythonModules;
       system = ps.triton.system;
     }"""
     got = _flake_eval(repo, "legacyPackages.aarch64-linux.python3.pkgs", apply)

@@ -213,6 +213,31 @@ def _host_gxx() -> tuple[str, str, str]:
     return gxx, version, os.path.dirname(omp)
 
 
+def _host_interpreter(venv: Path) -> Path:
+    """The interpreter the stand-in's Python runs: a venv over this one that sees its
+    packages (pip, hatchling, pyelftools, pytest, torch) through a directory of links,
+    a plain entry of sys.path, without Triton and the shim: in an environment under
+    test, Triton is the store's, the only shim is a store one, and the only .pth files
+    that run are those of the store's packages (none of this environment's: its own
+    shim's hook, editable installs), as with nixpkgs' interpreter, which has no
+    packages of its own."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin/python"
+    site = subprocess.check_output(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        text=True,
+    ).strip()
+    packages = venv / "host-packages"
+    packages.mkdir()
+    for parent in dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")):
+        for entry in Path(parent).iterdir():
+            under_test = "triton" in entry.name  # Triton, the shim, their metadata
+            if not under_test and not (packages / entry.name).exists():
+                (packages / entry.name).symlink_to(entry)
+    Path(site, "00-host-packages.pth").write_text(f"{packages}\n")
+    return python
+
+
 @pytest.fixture(scope="session")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the work tree (untracked files included) whose stand-in names this host's tools."""
@@ -234,7 +259,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
     )
     host = {
-        "python": sys.executable,
+        "python": str(_host_interpreter(dest.parent / "host-python")),
         "python_include": python_include,
         "python_version": f"{sys.version_info.major}.{sys.version_info.minor}",
         "ptxas": str(ptxas),
@@ -458,35 +483,6 @@ def test_wrapper_exports_toolchain_and_user_settings_win(nix: Nix, repo: Path) -
     assert seen_with(CUDA_HOME="/mine/cuda")["CUDA_HOME"] == "/mine/cuda"
 
 
-def test_overlay_makes_triton_and_torch_carry_the_shim(nix: Nix, repo: Path) -> None:
-    apply = """ps: let
-      names = drvs: map (d: d.pname or d.name) drvs;
-      shim = ps.triton-toolchain;
-    in {
-      triton = names ps.triton.propagatedBuildInputs;
-      tritonCuda = names ps.triton-cuda.propagatedBuildInputs;
-      tritonBin = names ps.triton-bin.propagatedBuildInputs;
-      torchTriton = names ps.torch.triton.propagatedBuildInputs;
-      torchBinTriton = names ps.torch-bin.triton.propagatedBuildInputs;
-      torchClosure = names (ps.requiredPythonModules [ ps.torch ]);
-      activates = builtins.match ".*triton-activate.py.*" ps.triton-cuda.postInstall != null;
-      shimManifest = builtins.match
-        ".*manifest.json.*site-packages/triton_toolchain/manifest.json.*" shim.postInstall != null;
-    }"""
-    attr = f"path:{repo}#legacyPackages.x86_64-linux.python3.pkgs"
-    got = json.loads(nix("eval", "--json", attr, *flake_args(repo), "--apply", apply).stdout)
-    for key in (
-        "triton",
-        "tritonCuda",
-        "tritonBin",
-        "torchTriton",
-        "torchBinTriton",
-        "torchClosure",
-    ):
-        assert "triton-toolchain" in got[key], key
-    assert got["activates"] and got["shimManifest"]
-
-
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 MANIFEST_COMPONENTS = {
     "ptxas",
@@ -578,8 +574,9 @@ def test_built_shim_checks_and_reports_the_manifest_it_carries(repo: Path, tmp_p
 def test_flake_python_activates_the_shim_when_triton_is_imported(
     repo: Path, tmp_path: Path
 ) -> None:
-    """packages.python finds Triton through PYTHONPATH (no site directory, so no .pth
-    hook): the overlay's code at the end of triton/__init__.py activates the shim."""
+    """packages.python, a python.withPackages environment: the shim's .pth hook (run
+    from the environment's site directories) activates the shim when Triton, nixpkgs'
+    as it is, is imported."""
     nix = modern_nix()
     python = Path(build_all(nix, repo, "python")["python"]) / "bin/python3"
     script = (
@@ -609,12 +606,16 @@ def test_flake_python_activates_the_shim_when_triton_is_imported(
 # --- what real nixpkgs asks of the flake (the stand-in is as strict) -------------------
 
 
-def standin(repo: Path, config: str, *, overlay: bool) -> str:
+def standin(repo: Path, config: str, *, overlay: str | None) -> str:
     """A Nix expression: the stand-in nixpkgs with `config`, and the flake's overlay
-    (taken through default.nix) or none."""
+    of that name (`default`, `rebuild-triton`; taken through default.nix) or none."""
     nixpkgs = f"{repo}/tests/nix/nixpkgs"
-    overlays = f"[ (import {repo}/default.nix {{ nixpkgs = {nixpkgs}; }}).overlay ]"
-    return f"import {nixpkgs} {{ config = {config}; overlays = {overlays if overlay else '[ ]'}; }}"
+    overlays = (
+        f"[ (import {repo}/default.nix {{ nixpkgs = {nixpkgs}; }}).overlays.{overlay} ]"
+        if overlay
+        else "[ ]"
+    )
+    return f"import {nixpkgs} {{ config = {config}; overlays = {overlays}; }}"
 
 
 def eval_json(nix: Nix, expr: str) -> object:
@@ -636,26 +637,26 @@ def test_stand_in_refuses_what_nixpkgs_refuses(nix: Nix, repo: Path) -> None:
     unfree (its bundled ptxas); CUDA 12.9 has no cuda_crt; a Triton's `.override`
     declares Triton's arguments (lib.customisation's mirrorFunctionArgs)."""
     unfree = eval_fails(
-        nix, f"({standin(repo, '{ }', overlay=False)}).cudaPackages.cuda_nvcc.drvPath"
+        nix, f"({standin(repo, '{ }', overlay=None)}).cudaPackages.cuda_nvcc.drvPath"
     )
     assert "unfree license (\u2018CUDA EULA\u2019)" in unfree, unfree
     broken = eval_fails(
         nix,
-        f"({standin(repo, '{ allowUnfree = true; }', overlay=False)})"
+        f"({standin(repo, '{ allowUnfree = true; }', overlay=None)})"
         ".cudaPackages.cuda_nvcc.drvPath",
     )
     assert "marked as broken" in broken and "config.cudaSupport" in broken, broken
     wheel = eval_fails(
         nix,
-        f"({standin(repo, '{ cudaSupport = true; }', overlay=False)})"
+        f"({standin(repo, '{ cudaSupport = true; }', overlay=None)})"
         ".python3.pkgs.triton-bin.drvPath",
     )
     assert "unfree license (\u2018unfreeRedistributable mit\u2019)" in wheel, wheel
     crt = eval_fails(
-        nix, f"({standin(repo, CUDA_CONFIG, overlay=False)}).cudaPackages.cuda_crt.drvPath"
+        nix, f"({standin(repo, CUDA_CONFIG, overlay=None)}).cudaPackages.cuda_crt.drvPath"
     )
     assert "no cuda_crt redistributable for CUDA 12.9" in crt, crt
-    pkgs = standin(repo, CUDA_CONFIG, overlay=False)
+    pkgs = standin(repo, CUDA_CONFIG, overlay=None)
     got = eval_json(
         nix,
         f"let pkgs = {pkgs}; in {{ "
@@ -708,7 +709,13 @@ def test_flake_package_set_takes_licences_as_nixpkgs_does(nix: Nix, repo: Path) 
     assert got == {name: verdict for name, (_, _, verdict) in cases.items()}
 
 
-def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Path) -> None:
+OVERLAYS = ("default", "rebuild-triton")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_leaves_a_package_set_without_cuda_as_it_was(
+    nix: Nix, repo: Path, overlay: str
+) -> None:
     """Without config.cudaSupport (unfree allowed, so only `broken` stands in the way):
     triton, triton-no-cuda and CPU torch are the very derivations they are without the
     overlay, and the shim there carries a manifest without CUDA components."""
@@ -717,14 +724,14 @@ def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Pat
         "ps: { triton = ps.triton.drvPath; no-cuda = ps.triton-no-cuda.drvPath; "
         "torch = ps.torch.drvPath; }"
     )
-    plain = eval_json(nix, f"({drvs}) ({standin(repo, config, overlay=False)}).python3.pkgs")
-    overlaid = eval_json(nix, f"({drvs}) ({standin(repo, config, overlay=True)}).python3.pkgs")
+    plain = eval_json(nix, f"({drvs}) ({standin(repo, config, overlay=None)}).python3.pkgs")
+    overlaid = eval_json(nix, f"({drvs}) ({standin(repo, config, overlay=overlay)}).python3.pkgs")
     assert overlaid == plain
     out = build(
         nix,
         "--impure",
         "--expr",
-        f"({standin(repo, config, overlay=True)}).python3.pkgs.triton-toolchain.manifest",
+        f"({standin(repo, config, overlay=overlay)}).python3.pkgs.triton-toolchain.manifest",
     )
     doc = json.loads(Path(out).read_text())
     assert set(doc["components"]) == {"cc", "cxx", "openmp", "python-headers"}, doc
@@ -732,13 +739,80 @@ def test_overlay_leaves_a_package_set_without_cuda_as_it_was(nix: Nix, repo: Pat
     assert doc["driver_dirs"] == ["/run/opengl-driver/lib"]
 
 
+# What a binary cache serves: with CUDA, every Triton, torch and a package on top of torch.
+CACHED = (
+    "ps: { triton = ps.triton.drvPath; triton-cuda = ps.triton-cuda.drvPath; "
+    "triton-bin = ps.triton-bin.drvPath; torch = ps.torch.drvPath; "
+    "torch-triton = ps.torch.triton.drvPath; torch-bin = ps.torch-bin.drvPath; "
+    "torchvision = ps.torchvision.drvPath; }"
+)
+
+
+def test_default_overlay_changes_no_derivation_of_a_cuda_set(nix: Nix, repo: Path) -> None:
+    """With CUDA, under overlays.default, triton, triton-cuda, triton-bin, torch (and its
+    Triton), torch-bin and torchvision (a package on top of torch) have the very drvPath
+    they have without the overlay: nothing a binary cache serves is rebuilt. Under
+    overlays.rebuild-triton each of them is another derivation (what it costs)."""
+    plain, default, rebuild = (
+        eval_json(nix, f"({CACHED}) ({standin(repo, CUDA_CONFIG, overlay=o)}).python3.pkgs")
+        for o in (None, "default", "rebuild-triton")
+    )
+    assert len(plain) == 7
+    assert default == plain
+    assert all(rebuild[name] != plain[name] for name in plain), rebuild
+
+
+def test_overlays_give_every_triton_the_shim(nix: Nix, repo: Path) -> None:
+    """Every Triton of a CUDA set (triton, triton-cuda, triton-bin, torch's, torch-bin's)
+    has the shim among the modules python.withPackages takes (`requiredPythonModules`),
+    and so has torch: under overlays.default through passthru only (no dependency, no
+    change to Triton's files); under overlays.rebuild-triton as a dependency
+    (propagated), with the activation appended to Triton's __init__.py."""
+    apply = """ps: let
+      names = drvs: map (d: d.pname or d.name) drvs;
+      tritons = {
+        triton = ps.triton;
+        tritonCuda = ps.triton-cuda;
+        tritonBin = ps.triton-bin;
+        torchTriton = ps.torch.triton;
+        torchBinTriton = ps.torch-bin.triton;
+      };
+    in {
+      required = builtins.mapAttrs (_: t: names t.requiredPythonModules) tritons;
+      propagated = builtins.mapAttrs (_: t: names t.propagatedBuildInputs) tritons;
+      activates = builtins.mapAttrs
+        (_: t: builtins.match ".*triton-activate.py.*" (t.postInstall or "") != null) tritons;
+      torchClosure = names (ps.requiredPythonModules [ ps.torch ]);
+      shimManifest = builtins.match
+        ".*manifest.json.*site-packages/triton_toolchain/manifest.json.*"
+        ps.triton-toolchain.postInstall != null;
+    }"""
+    got = {
+        overlay: eval_json(
+            nix, f"({apply}) ({standin(repo, CUDA_CONFIG, overlay=overlay)}).python3.pkgs"
+        )
+        for overlay in OVERLAYS
+    }
+    for overlay, seen in got.items():
+        assert "triton-toolchain" in seen["torchClosure"], overlay
+        assert seen["shimManifest"], overlay
+        for triton, required in seen["required"].items():
+            assert "triton-toolchain" in required, (overlay, triton)
+    default, rebuild = got["default"], got["rebuild-triton"]
+    for triton in default["required"]:
+        assert "triton-toolchain" not in default["propagated"][triton], triton
+        assert not default["activates"][triton], triton
+        assert "triton-toolchain" in rebuild["propagated"][triton], triton
+        assert rebuild["activates"][triton], triton
+
+
 def _shim_manifest(nix: Nix, pkgs: str, triton: str) -> dict:
     """The manifest carried by the shim that `triton` (an expression over `ps` and
-    `pkgs`) depends on."""
+    `pkgs`) brings into the environments that hold it."""
     expr = (
         f"let pkgs = {pkgs}; ps = pkgs.python3.pkgs; triton = {triton}; "
         'shims = builtins.filter (d: (d.pname or null) == "triton-toolchain") '
-        "triton.propagatedBuildInputs; "
+        "triton.requiredPythonModules; "
         "in (builtins.head shims).manifest"
     )
     return json.loads(Path(build(nix, "--impure", "--expr", expr)).read_text())
@@ -749,7 +823,7 @@ def test_manifest_follows_the_cuda_packages_triton_is_built_with(nix: Nix, repo:
     Triton, and a Triton overridden to CUDA 13, carry CUDA 13's toolchain (its ptxas,
     headers, cuda_crt); the set's own Triton carries 12.9's. None of them drags the whole
     toolkit in as a CUDA home (the overlay leaves cuda-home to wrappers and mkManifest)."""
-    pkgs = standin(repo, CUDA_CONFIG, overlay=True)
+    pkgs = standin(repo, CUDA_CONFIG, overlay="default")
     default = _shim_manifest(nix, pkgs, "ps.triton")
     assert default["components"]["ptxas"]["version"] == "12.9"
     assert "-cuda12.9-cuda_nvcc-" in default["components"]["ptxas"]["path"]
@@ -768,20 +842,47 @@ def test_manifest_follows_the_cuda_packages_triton_is_built_with(nix: Nix, repo:
         assert "cuda-home" not in c, case
 
 
+def flake_set(repo: Path, overlay: str) -> str:
+    """A Nix expression: the flake's own package set (nix/nixpkgs.nix: CUDA on, CUDA's
+    and the Triton wheel's licences accepted) over the stand-in, with that overlay."""
+    standin = f"{repo}/tests/nix/nixpkgs"
+    overlays = f"(import {repo}/default.nix {{ nixpkgs = {standin}; }}).overlays"
+    return (
+        f"import {repo}/nix/nixpkgs.nix {{ nixpkgs = {standin}; "
+        f'system = "x86_64-linux"; overlays = [ {overlays}.{overlay} ]; }}'
+    )
+
+
 def test_triton_bin_is_accepted_built_and_carries_the_shim(nix: Nix, repo: Path) -> None:
     """The flake's own package set accepts triton-bin's licence (the wheel bundles NVIDIA's
-    ptxas): it builds, from the wheel, with the shim propagated and activated."""
-    out = build_all(nix, repo, "legacyPackages.x86_64-linux.python3.pkgs.triton-bin")
-    real = Path(next(iter(out.values())))
-    init = (real / SITE / "triton/__init__.py").read_text()
-    assert "stand-in for the PyPI wheel" in init
-    assert "_triton_toolchain_after_import()" in init
-    assert (real / SITE / "triton/third_party/cuda/bin/ptxas").is_symlink()
-    propagated = (real / "nix-support/propagated-build-inputs").read_text().split()
-    shims = [p for p in propagated if p.endswith("-triton-toolchain-0.1.0")]
-    assert len(shims) == 1, propagated
-    manifest = json.loads((Path(shims[0]) / SITE / "triton_toolchain/manifest.json").read_text())
-    assert manifest["components"]["ptxas"]["version"] == "12.9"
+    ptxas): it builds, from the wheel. Under overlays.default it is nixpkgs' as it is, and
+    the shim comes with it into environments (requiredPythonModules); under
+    overlays.rebuild-triton the shim is propagated and the activation appended."""
+    shim_of = (
+        "t: builtins.head (builtins.filter (d: (d.pname or null) == "
+        '"triton-toolchain") t.requiredPythonModules)'
+    )
+    for overlay in OVERLAYS:
+        pkgs = flake_set(repo, overlay)
+        real = Path(build(nix, "--impure", "--expr", f"({pkgs}).python3.pkgs.triton-bin"))
+        init = (real / SITE / "triton/__init__.py").read_text()
+        assert "stand-in for the PyPI wheel" in init
+        assert (real / SITE / "triton/third_party/cuda/bin/ptxas").is_symlink()
+        propagated = (real / "nix-support/propagated-build-inputs").read_text().split()
+        shims = [p for p in propagated if p.endswith("-triton-toolchain-0.1.0")]
+        if overlay == "default":
+            assert "_triton_toolchain_after_import()" not in init
+            assert shims == [], propagated
+            shims = [
+                build(nix, "--impure", "--expr", f"({shim_of}) ({pkgs}).python3.pkgs.triton-bin")
+            ]
+        else:
+            assert "_triton_toolchain_after_import()" in init
+        assert len(shims) == 1, (overlay, propagated)
+        manifest = json.loads(
+            (Path(shims[0]) / SITE / "triton_toolchain/manifest.json").read_text()
+        )
+        assert manifest["components"]["ptxas"]["version"] == "12.9"
 
 
 def _input_sources(nix: Nix, drv: str) -> set[str]:
@@ -820,7 +921,7 @@ def test_only_tracked_sources_go_into_the_store(nix: Nix, repo: Path, tmp_path: 
     assert not names & {".nox", "__pycache__", "big.py"}, sorted(names)
     assert not [p for p in copied if p.suffix == ".pyc"]
     # What should be there is.
-    assert {"pyproject.toml", "_cli.py", "test_manifest.py", "conftest.py", "overlay.nix"} <= names
+    assert {"pyproject.toml", "_main.py", "test_manifest.py", "conftest.py", "overlay.nix"} <= names
 
 
 def test_wrapper_variables_match_the_shims_catalog(nix: Nix, repo: Path) -> None:
@@ -943,6 +1044,193 @@ print(json.dumps(r))
     assert shim["libcuda_dirs"] == [str(driver_dir)], shim
     assert f"{stubs}/libcuda.so.1" in shim_argv, shim_argv
     assert shim["rpath"] == [str(driver_dir)], shim
+
+
+# --- which environment activates the shim, and by which means (overlays.default) ------
+
+ENV_PROBE = """
+import json, os
+variables = {k: os.environ.get(k) for k in ("TRITON_TOOLCHAIN_MANIFEST", "TRITON_PTXAS_PATH")}
+import triton
+from triton.backends.nvidia import driver
+report = {
+    "variables": variables,
+    "triton": os.path.realpath(triton.__file__),
+    "libcuda_dirs": driver.libcuda_dirs(),
+}
+try:
+    from triton_toolchain.runtime import _activate
+except ImportError:
+    report["mode"] = report["manifest"] = None
+else:
+    a = _activate.current()
+    report["mode"] = a and a.mode
+    report["manifest"] = a and a.toolchain and a.toolchain.manifest
+print(json.dumps(report))
+"""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Runs ENV_PROBE in an environment under test, on a machine whose driver is a
+    stand-in on LD_LIBRARY_PATH; what it says about Triton and the shim there."""
+
+    tmp_path: Path
+    driver_dir: Path
+
+    def __call__(self, *argv: str) -> dict:
+        run = self.tmp_path / f"run-{len(list(self.tmp_path.glob('run-*')))}"
+        run.mkdir()
+        script = run / "probe.py"
+        script.write_text(ENV_PROBE)
+        env = clean_env(
+            run,
+            TRITON_CACHE_DIR=str(run / "cache"),
+            LD_LIBRARY_PATH=str(self.driver_dir),
+            PYTHONWARNINGS="error::RuntimeWarning",
+        )
+        done = subprocess.run(
+            [*argv, str(script)], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert done.returncode == 0, done.stderr[-5000:]
+        report = json.loads(done.stdout.splitlines()[-1])
+        # Triton is the store's (nixpkgs' as the stand-in builds it), not this machine's.
+        assert re.search(r"^/nix/store/[^/]+-triton-", report["triton"]), report
+        return report
+
+    def assert_active(self, report: dict) -> None:
+        """The shim activated from a manifest in the store, and chose the host's driver
+        (nixpkgs' Triton alone links against cuda_cudart's stub)."""
+        assert report["mode"] not in (None, "pending", "off"), report
+        assert report["manifest"].startswith("/nix/store/"), report
+        assert report["libcuda_dirs"] == [str(self.driver_dir)], report
+
+    def assert_absent(self, report: dict) -> None:
+        """No shim: nixpkgs' Triton as it is (its stub, patch 0002), no variable."""
+        assert report["mode"] is None, report
+        assert report["libcuda_dirs"] != [str(self.driver_dir)], report
+        assert report["libcuda_dirs"][0].endswith("/lib/stubs"), report
+        assert report["variables"] == dict.fromkeys(report["variables"]), report
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Probe:
+    import driver_standin
+
+    version = _kernel_module_version()
+    driver_dir = tmp_path / "host-driver"
+    if version:
+        driver_standin.driver(driver_dir, marker="nix-environments", version=version)
+    else:
+        driver_standin.driver(driver_dir, marker="nix-environments")
+    return Probe(tmp_path, driver_dir)
+
+
+def _manifest_ptxas(path: str) -> dict:
+    return json.loads(Path(path).read_text())["components"]["ptxas"]
+
+
+def test_with_packages_torch_holds_the_shim_and_activates_it(
+    nix: Nix, repo: Path, probe: Probe
+) -> None:
+    """`python3.withPackages (ps: [ ps.torch ])` of a CUDA set under overlays.default
+    holds the shim (torch's Triton brings it through passthru), whose .pth hook, run
+    from the environment's site directories, activates it on `import triton` with the
+    manifest of Triton's CUDA (12.9). Without the overlay the same environment has no
+    shim and Triton keeps nixpkgs' choices."""
+    envs = {
+        overlay: build(
+            nix,
+            "--impure",
+            "--expr",
+            f"({standin(repo, CUDA_CONFIG, overlay=overlay)}).python3.withPackages "
+            "(ps: [ ps.torch ])",
+        )
+        for overlay in ("default", None)
+    }
+    with_shim = probe(f"{envs['default']}/bin/python3")
+    probe.assert_active(with_shim)
+    assert re.search(r"-triton-toolchain-[^/]+/", with_shim["manifest"]), with_shim
+    assert _manifest_ptxas(with_shim["manifest"])["version"] == "12.9"
+    probe.assert_absent(probe(f"{envs[None]}/bin/python3"))
+
+
+def test_with_packages_torch_and_the_shim_take_the_shim_added(
+    nix: Nix, repo: Path, probe: Probe
+) -> None:
+    """`python3.withPackages (ps: [ ps.torch ps.triton-toolchain ])` holds two shims (the
+    one Triton brings and the one added, whose manifest has a CUDA home): buildEnv would
+    fail on their different files (the stand-in is as strict: two shims of equal
+    priority collide), but Triton's has a lower priority, so the one added wins."""
+    pkgs = standin(repo, CUDA_CONFIG, overlay="default")
+    env = build(
+        nix,
+        "--impure",
+        "--expr",
+        f"({pkgs}).python3.withPackages (ps: [ ps.torch ps.triton-toolchain ])",
+    )
+    report = probe(f"{env}/bin/python3")
+    probe.assert_active(report)
+    assert "cuda-home" in json.loads(Path(report["manifest"]).read_text())["components"]
+    collide = (
+        f"let pkgs = {pkgs}; ps = pkgs.python3.pkgs; shims = builtins.filter "
+        '(d: (d.pname or null) == "triton-toolchain") ps.triton.requiredPythonModules; '
+        "equal = (builtins.head shims).overrideAttrs "
+        "(p: { meta = p.meta // { priority = 5; }; }); "
+        "in pkgs.python3.withPackages (_: [ ps.triton-toolchain equal ])"
+    )
+    done = nix("build", "--no-link", "--impure", "--expr", collide, check=False)
+    assert done.returncode != 0 and "collision between" in done.stderr, done.stderr[-3000:]
+
+
+def test_pythonpath_only_shell_activates_through_the_shims_setup_hook(
+    nix: Nix, repo: Path, probe: Probe
+) -> None:
+    """A shell that finds packages through PYTHONPATH alone (`nix-shell -p
+    python3Packages.torch`; ./nixpkgs/nix-shell.sh does what stdenv's setup does there):
+    torch alone brings no shim (nothing of a cached derivation names it). With
+    `python3Packages.triton-toolchain` added, its setup hook exports the manifest and
+    Triton's variables, and hands the shim's site-packages to nixpkgs' sitecustomize.py
+    (NIX_PYTHONPATH), which runs the .pth hook: the shim activates."""
+    pkgs = standin(repo, CUDA_CONFIG, overlay="default")
+    torch, shim = (
+        build(nix, "--impure", "--expr", f"({pkgs}).python3.pkgs.{name}")
+        for name in ("torch", "triton-toolchain")
+    )
+    shell = ["sh", f"{repo}/tests/nix/nixpkgs/nix-shell.sh"]
+    probe.assert_absent(probe(*shell, torch, "--", "python3"))
+    report = probe(*shell, torch, shim, "--", "python3")
+    probe.assert_active(report)
+    manifest = report["variables"]["TRITON_TOOLCHAIN_MANIFEST"]
+    assert manifest and report["manifest"] == manifest, report
+    assert report["variables"]["TRITON_PTXAS_PATH"] == _manifest_ptxas(manifest)["path"]
+
+
+def test_wrapped_program_activates_where_its_package_holds_the_shim(
+    nix: Nix, repo: Path, probe: Probe
+) -> None:
+    """A program wrapped by wrapPythonPrograms (buildPythonApplication) makes the
+    packages its derivation propagates site directories (site.addsitedir): with
+    `triton-toolchain` among its dependencies the .pth hook activates the shim; with
+    torch alone (a derivation that names no shim, as nixpkgs' programs are) it does
+    not, and `lib.wrapWithToolchain` is the way for such a program."""
+    pkgs = standin(repo, CUDA_CONFIG, overlay="default")
+    runner = probe.tmp_path / "runner.py"
+    runner.write_text(
+        "#!/usr/bin/env python3\n"
+        "import runpy, sys\nrunpy.run_path(sys.argv[1], run_name='__main__')\n"
+    )
+
+    def app(dependencies: str) -> str:
+        expr = (
+            f"let ps = ({pkgs}).python3.pkgs; in ps.buildPythonApplication {{ "
+            f'pname = "probe-app"; version = "1"; dependencies = [ {dependencies} ]; '
+            f'installPhase = "install -D -m755 ${{{runner}}} $out/bin/probe-app"; }}'
+        )
+        return f"{build(nix, '--impure', '--expr', expr)}/bin/probe-app"
+
+    probe.assert_active(probe(app("ps.torch ps.triton-toolchain")))
+    probe.assert_absent(probe(app("ps.torch")))
 
 
 # --- end to end: real Triton, the pip-installed shim, the flake's wrapper ---------------

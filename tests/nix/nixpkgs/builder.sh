@@ -1,7 +1,8 @@
 # Generic builder of the stand-in stdenv (tests only; the sandbox is off, so the host's
 # /usr/bin tools are used). Inputs' bin/ go on PATH and their nix-support/setup-hook is
 # sourced; then buildCommand runs, or else installPhase, postInstall, the Python
-# packages' dist step, postFixup and installCheck, in that order.
+# packages' dist step, postFixup and installCheck, in that order; then setupHook and the
+# propagated inputs go into nix-support.
 set -eu
 PATH=/usr/bin:/bin
 for p in ${nativeBuildInputs:-} ${buildInputs:-}; do
@@ -17,6 +18,11 @@ else
   eval "${pythonOutputDist:-}"
   eval "${postFixup:-}"
   eval "${installCheck:-}"
+fi
+# fixupPhase: setupHook becomes nix-support/setup-hook, with @out@ replaced (substituteAll).
+if [ -n "${setupHook:-}" ]; then
+  mkdir -p "$out/nix-support"
+  sed "s|@out@|$out|g" "$setupHook" > "$out/nix-support/setup-hook"
 fi
 if [ -n "${propagatedBuildInputs:-}" ]; then
   mkdir -p "$out/nix-support"

@@ -1,4 +1,4 @@
-# wrap.nix: manifestEnv, wrapperFlags.
+# wrap.nix: manifestEnv, wrapperFlags, exportUnlessSet.
 {
   tt,
   fixtures,
@@ -52,4 +52,19 @@ in
       "--run"
       ''if [ -z "''${CUDA_HOME+set}" ] && [ -z "''${CUDA_PATH+set}" ]; then export CUDA_HOME=/nix/store/cuda-merged; fi''
     ];
-  };}
+  };  # The same exports as shell code, for the shim's setup hook: one line per variable.
+  exportUnlessSetLines = {
+    expr = tt.exportUnlessSet {
+      CC = "/cc";
+      CUDA_HOME = "/nix/store/cuda-merged";
+    };
+    expected = ''
+      if [ -z "''${CC+set}" ]; then export CC=/cc; fi
+      if [ -z "''${CUDA_HOME+set}" ] && [ -z "''${CUDA_PATH+set}" ]; then export CUDA_HOME=/nix/store/cuda-merged; fi
+    '';
+  };
+  exportUnlessSetQuotes = {
+    expr = tt.exportUnlessSet { TRITON_PTXAS_PATH = "/a b/ptxas"; };
+    expected = "if [ -z \"\${TRITON_PTXAS_PATH+set}\" ]; then export TRITON_PTXAS_PATH='/a b/ptxas'; fi\n";
+  };
+}

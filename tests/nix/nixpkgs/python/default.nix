@@ -1,5 +1,6 @@
-# Stand-in python3: the host's Python behind a script, its headers, and a package
-# set built from pythonPackagesExtensions like nixpkgs' (passthrufun.nix).
+# Stand-in python3: the host's Python behind a script, its headers, nixpkgs'
+# sitecustomize.py, python.withPackages, and a package set built from
+# pythonPackagesExtensions like nixpkgs' (passthrufun.nix).
 {
   lib,
   host,
@@ -10,11 +11,19 @@ let
   pythonVersion = host.python_version;
   sitePackages = "lib/python${pythonVersion}/site-packages";
 
+  # The interpreter, with a sitecustomize.py that acts as nixpkgs' does
+  # (./sitecustomize.py). Its site-packages goes on PYTHONPATH: in nixpkgs it is the
+  # interpreter's own site directory; the host interpreter does not know it.
   python = mkDerivation {
     name = "python3-${pythonVersion}-stand-in";
     buildCommand = ''
-      mkdir -p "$out/bin" "$out/include"
-      printf '#!/bin/sh\nexec ${host.python} "$@"\n' > "$out/bin/python3"
+      mkdir -p "$out/bin" "$out/include" "$out/${sitePackages}"
+      cp ${./sitecustomize.py} "$out/${sitePackages}/sitecustomize.py"
+      cat > "$out/bin/python3" <<SCRIPT
+      #!/bin/sh
+      PYTHONPATH="\''${PYTHONPATH:+\$PYTHONPATH:}$out/${sitePackages}"; export PYTHONPATH
+      exec ${host.python} "\$@"
+      SCRIPT
       chmod +x "$out/bin/python3"
       ln -s python3 "$out/bin/python"
       ln -s ${host.python_include} "$out/include/python${pythonVersion}"
@@ -27,19 +36,30 @@ let
     };
   };
 
-  # python.withPackages: the modules and everything they require, on PYTHONPATH.
+  # python.withPackages (wrapper.nix): the modules and everything they require
+  # (`requiredPythonModules`, which reads passthru) in one buildEnv, which fails on a
+  # file two of them have with different contents, unless their meta.priority differ
+  # (./build-env.py). nixpkgs links them into one site-packages, which the wrapped
+  # interpreter takes as its own (the other programs find it through NIX_PYTHONPATH);
+  # here each module's site-packages is on NIX_PYTHONPATH, the winners of a collision
+  # first, so that their files are the ones imported.
   buildEnv =
     extraLibs:
     let
-      modules = pythonPackages.requiredPythonModules extraLibs;
+      priority = m: m.meta.priority or 5;
+      modules = builtins.sort (a: b: priority a < priority b) (
+        pythonPackages.requiredPythonModules extraLibs
+      );
       path = builtins.concatStringsSep ":" (map (m: "${m}/${sitePackages}") modules);
     in
     mkDerivation {
       name = "python3-${pythonVersion}-env";
       inherit modules;
+      prioritised = map (m: "${toString (priority m)}:${m}") modules;
       buildCommand = ''
+        ${host.python} ${./build-env.py} $prioritised
         mkdir -p "$out/bin"
-        wrap() { printf '#!/bin/sh\nPYTHONPATH=${path}; export PYTHONPATH\nexec %s "$@"\n' "$1" > "$2"; chmod +x "$2"; }
+        wrap() { printf '#!/bin/sh\nNIX_PYTHONPATH=${path}; export NIX_PYTHONPATH\nexec %s "$@"\n' "$1" > "$2"; chmod +x "$2"; }
         wrap ${python}/bin/python3 "$out/bin/python3"
         for m in $modules; do
           for b in "$m"/bin/*; do

@@ -1,7 +1,8 @@
 # Stand-in for nixpkgs' torch (pkgs/development/python-modules/torch/source/default.nix):
 # Triton comes in through `_tritonEffective`, `triton-cuda.override { inherit
-# cudaPackages; }` with CUDA, else `triton`; torch-bin is this with `triton =
-# triton-bin` (python-packages.nix). Only the Triton dependency is modelled.
+# cudaPackages; }` with CUDA, else `triton`; torch-bin (torch/bin/default.nix, given
+# `triton = triton-bin` in python-packages.nix) depends on that Triton as it is, here
+# through `_tritonEffective`. Only the Triton dependency is modelled.
 {
   lib,
   config,
