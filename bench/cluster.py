@@ -18,7 +18,7 @@ Printed: each run's time, each case's median, the ratio on/off, how many workers
 ``on`` runs resolved (the others reused a record a worker wrote before them), and the
 time the workers' own imports took (medians over all workers and runs).
 
-The target (issue 23): ready within 10 % of ``TRITON_TOOLCHAIN=off`` (ratio of the
+The target: ready within 10 % of ``TRITON_TOOLCHAIN=off`` (ratio of the
 medians at most 1.10).
 
 Usage: ``python bench/cluster.py [--runs 7] [--workers 8] [--kernel]``; ``--kernel``:

@@ -60,6 +60,9 @@ def test_resolve_from_a_manifest_starts_no_process() -> None:
     out = bench("resolve.py", "--runs", "1").stdout
     assert "manifest resolution: processes started 0, pyelftools imported: False" in out, out
     assert len(lines_starting(out, "triton-toolchain,")) == 2, out
+    # The binding target's line: after `import triton`, from the manifest the bench wrote.
+    after = [line for line in out.splitlines() if "after `import triton`" in line]
+    assert len(after) == 1 and "manifest None" not in after[0], out
 
 
 LOADED_BY_TRITON = (
