@@ -42,7 +42,8 @@ RECORD_FILE = "activation-v5.json"
 RECORD_FORMAT = "triton-toolchain activation records 5"
 _RECORD_KEYS = {"key", "facts", "result"}
 MAX_RECORDS = 8
-MAX_RECORD_BYTES = 8 << 20
+MAX_RECORD_BYTES = 2 << 20  # a file of eight records has a hundred kilobytes
+MAX_CONTAINERS = 1 << 14  # lists and objects in one file: a record has a few hundred
 MAX_FACTS = 1 << 14  # a record holds a few hundred
 MAX_WILDCARDS = 2  # wildcard components in a ``glob`` fact (discovery's have one or two)
 OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
@@ -316,7 +317,10 @@ def load(data: bytes) -> Any:
     what the shim stores: the one decoder of what the shim keeps (records here, tools'
     answers in ``_answers``). Refused, never raised: bytes not UTF-8, nesting deeper than
     the interpreter recurses, a number not an integer (``NaN``, ``Infinity``, a
-    fraction), an integer of more digits than ``int`` converts, a key given twice."""
+    fraction), an integer of more digits than ``int`` converts, a key given twice, more
+    than ``MAX_CONTAINERS`` lists and objects (each costs the decoder time and memory)."""
+    if data.count(b"[") + data.count(b"{") > MAX_CONTAINERS:  # what decoding allocates
+        return None
     try:
         return json.loads(
             data.decode(),

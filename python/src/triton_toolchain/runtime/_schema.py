@@ -11,6 +11,7 @@ and nested ``TypedDict``s of exactly their keys.
 
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 UsedBy = Literal["compile", "build", "inductor", "extension"]
@@ -82,50 +83,65 @@ class Plan(TypedDict):
 
 
 MAX_ITEMS = 1 << 12  # in one list or dictionary; a plan's longest holds a few dozen
-_HINTS: dict[type, dict[str, Any]] = {}  # per TypedDict, its fields' types, read once
-_UNIONS = (typing.Union, types.UnionType)
+Check = Callable[[object], bool]
+_CHECKS: dict[Any, Check] = {}  # per type, its check, made once (``valid`` is on the fast path)
 
 
 def valid(value: object, shape: Any) -> bool:
     """Whether the decoded JSON ``value`` has the type ``shape`` (see the module
-    docstring): exact types, so no subclass is believed either; a string that UTF-8
-    cannot encode (a lone surrogate, which JSON's ``\\ud800`` makes) is refused."""
+    docstring): exact types, so no subclass is believed either; a string that cannot be
+    a file name (a lone surrogate, which JSON's ``\\ud800`` makes) is refused."""
+    return check(shape)(value)
+
+
+def check(shape: Any) -> Check:
+    """The test of ``valid`` for ``shape``, made from its annotations the first time."""
+    found = _CHECKS.get(shape)
+    if found is None:
+        found = _CHECKS[shape] = _made(shape)
+    return found
+
+
+def _made(shape: Any) -> Check:
     if shape is str:
-        return type(value) is str and (value.isascii() or _encodable(value))
+        return lambda v: type(v) is str and (v.isascii() or _file_name(v))
     if shape is int or shape is bool:
-        return type(value) is shape
+        return lambda v: type(v) is shape
     if shape is None or shape is type(None):
-        return value is None
+        return lambda v: v is None
     if typing.is_typeddict(shape):
-        hints = _HINTS.get(shape) or _HINTS.setdefault(shape, typing.get_type_hints(shape))
-        return (
-            type(value) is dict
-            and value.keys() == hints.keys()
-            and all(valid(value[k], t) for k, t in hints.items())
+        fields = {k: check(t) for k, t in typing.get_type_hints(shape).items()}
+        keys = fields.keys()
+        return lambda v: (
+            type(v) is dict and v.keys() == keys and all(f(v[k]) for k, f in fields.items())
         )
     origin, args = typing.get_origin(shape), typing.get_args(shape)
     if origin in _UNIONS:
-        return any(valid(value, t) for t in args)
+        either = [check(t) for t in args]
+        return lambda v: any(c(v) for c in either)
     if origin is Literal:
-        return any(type(value) is type(a) and value == a for a in args)
+        return lambda v: any(type(v) is type(a) and v == a for a in args)
     if origin is list:
-        return (
-            type(value) is list
-            and len(value) <= MAX_ITEMS
-            and all(valid(v, args[0]) for v in value)
-        )
+        item = check(args[0])
+        return lambda v: type(v) is list and len(v) <= MAX_ITEMS and all(map(item, v))
     if origin is dict:
-        return (
-            type(value) is dict
-            and len(value) <= MAX_ITEMS
-            and all(valid(k, args[0]) and valid(v, args[1]) for k, v in value.items())
+        key, item = check(args[0]), check(args[1])
+        return lambda v: (
+            type(v) is dict
+            and len(v) <= MAX_ITEMS
+            and all(map(key, v))
+            and all(map(item, v.values()))
         )
-    raise TypeError(f"valid(): no rule for {shape!r}")  # a schema's mistake, not data's
+    raise TypeError(f"no check for {shape!r}")  # a mistake of the schema, not of data
 
 
-def _encodable(text: str) -> bool:
+_UNIONS = (typing.Union, types.UnionType)
+
+
+def _file_name(text: str) -> bool:
+    """Whether ``text`` is one that ``os.fsencode`` encodes (a lone surrogate is not)."""
     try:
-        text.encode()
+        text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         return False
     return True
