@@ -4,9 +4,11 @@ checks a decoded JSON value against them (the record believes a plan only if it 
 valid).
 
 The annotations are real (no ``from __future__ import annotations`` here), so ``valid``
-reads them with ``typing.get_type_hints``: ``str``, ``int``, ``bool`` (a ``bool`` is no
-``int`` here), ``None``, ``list[X]``, ``dict[str, X]``, ``X | None``, ``Literal[...]``
-and nested ``TypedDict``s of exactly their keys.
+reads them as they are (a ``TypedDict``'s ``__annotations__``, ``typing.get_origin`` and
+``get_args``): ``str``, ``int``, ``bool`` (a ``bool`` is no ``int`` here), ``None``,
+``list[X]``, ``dict[str, X]``, ``X | None``, ``Literal[...]`` and nested ``TypedDict``s
+of exactly their keys. (``typing.get_type_hints`` would take a process's first check
+from 0.06 to 0.3 ms, resolving names that are no strings here.)
 """
 
 import types
@@ -110,7 +112,7 @@ def _made(shape: Any) -> Check:
     if shape is None or shape is type(None):
         return lambda v: v is None
     if typing.is_typeddict(shape):
-        fields = {k: check(t) for k, t in typing.get_type_hints(shape).items()}
+        fields = {k: check(t) for k, t in shape.__annotations__.items()}
         keys = fields.keys()
         return lambda v: (
             type(v) is dict and v.keys() == keys and all(f(v[k]) for k, f in fields.items())
