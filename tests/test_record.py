@@ -286,6 +286,11 @@ MALFORMED: dict[str, Callable[[Facts], Facts]] = {
     "a-dotted-package": _one_more(["package", "os.path", []]),
     "an-empty-op": _one_more(["", "/", None]),
     "an-environment-fact-last": _env_last,
+    # Values no observation gives (a status, a listing, a path, a flag): refused before
+    # they are compared, so no deep value reaches the comparison's encoder.
+    "a-value-nested-900-deep": _one_more(["stat", "/", json.loads("[" * 900 + "]" * 900)]),
+    "a-value-an-object": _one_more(["stat", "/", {"mode": 1}]),
+    "a-value-a-list-of-lists": _one_more(["glob", "/usr/*", [["/usr/lib"]]]),
 }
 
 

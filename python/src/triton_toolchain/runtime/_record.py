@@ -174,9 +174,13 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def well_formed(facts: object) -> bool:
     """Whether ``facts`` are what a resolution records: at most ``MAX_FACTS`` of
-    ``[op, argument, value]``, each an observation ``_fact_allowed``."""
+    ``[op, argument, value]``, each an observation ``_fact_allowed`` whose value is one
+    that ``OPS`` give (a scalar, or a list of scalars: a status, a listing)."""
     return (
         type(facts) is list
         and len(facts) <= MAX_FACTS
@@ -186,6 +190,10 @@ def well_formed(facts: object) -> bool:
             and type(f[0]) is str
             and type(f[1]) is str
             and _fact_allowed(f[0], f[1])
+            and (
+                type(f[2]) in _SCALARS
+                or (type(f[2]) is list and all(type(v) in _SCALARS for v in f[2]))
+            )
             for f in facts
         )
     )
@@ -372,7 +380,8 @@ def lookup(key: list[Any], environ: Mapping[str, str]) -> Plan | None:
     wanted = json.dumps(key)
     for record in stored(environ):
         if (
-            json.dumps(record["key"]) == wanted
+            record["key"] == key  # first: no deep value reaches the encoder
+            and json.dumps(record["key"]) == wanted
             and well_formed(record["facts"])
             and plan_fits(record["result"])
             and verify(record["facts"], environ)
