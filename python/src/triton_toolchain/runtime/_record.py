@@ -345,8 +345,9 @@ def plan_fits(plan: object) -> TypeGuard[Plan]:
     and every setting names a component of the toolchain."""
     if not valid(plan, Plan):
         return False
-    components = cast("Plan", plan)["toolchain"]["components"]
-    return all(s["component"] in components for s in cast("Plan", plan)["settings"])
+    checked = cast("Plan", plan)
+    components = checked["toolchain"]["components"]
+    return all(s["component"] in components for s in checked["settings"])
 
 
 def records(data: bytes) -> list[dict[str, Any]]:
