@@ -88,11 +88,7 @@ import triton_toolchain.runtime._activate as activation
 from triton_toolchain.runtime import _record, _trust
 environ = activation.user_environ()
 key = _record.identity(None, "eager" if "{module}" == "torch" else "triton")
-facts = next(
-    _record.facts_of(*_record.body(raw)[:2])
-    for found, raw in _record.stored(environ)
-    if found == key
-)
+facts = next(r["facts"] for r in _record.stored(environ) if r["key"] == key)
 looks, spent, count = _trust.Looks(), {{}}, {{}}
 for op, arg, value in facts:
     began = time.perf_counter()

@@ -555,10 +555,15 @@ print(before, "json" in sys.modules, "triton_toolchain.resolver._resolve" in sys
 """
 
 
-def test_a_first_process_without_a_manifest_does_not_import_json(tmp_path: Path) -> None:
-    """The tools' answers are kept with ``marshal`` (``_answers``): ``json``, whose import
-    cost a first process about a millisecond, loads only for a manifest or exports."""
+def test_a_first_process_loads_json_which_triton_loads_anyway(tmp_path: Path) -> None:
+    """The record and the tools' answers are kept as JSON (``_record.load``): the shim
+    loads ``json`` in a first process, and ``import triton`` loads it anyway, right after
+    the shim, so it costs the process nothing. (It replaced ``marshal``, with which a
+    resolution without a manifest did not load ``json``.)"""
     env = clean_env(tmp_path / "home")
     done = run([sys.executable, "-c", JSON_LOADED], env).clean()
     assert done.returncode == 0, done.output
-    assert done.stdout.split() == ["False", "False", "True"], done.output
+    assert done.stdout.split() == ["False", "True", "True"], done.output
+    off = {**env, "TRITON_TOOLCHAIN": "off"}
+    done = run([sys.executable, "-c", "import sys, triton; print('json' in sys.modules)"], off)
+    assert done.clean().stdout.split() == ["True"], done.output

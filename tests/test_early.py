@@ -160,7 +160,7 @@ def test_a_driver_loaded_before_the_import_stays_the_only_one(
     driver_standin.stub(early, marker="early")
     runtime, env, work = machine
     env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    record = tmp_path / "cache" / "triton-toolchain" / "activation-v4.marshal"
+    record = tmp_path / "cache" / "triton-toolchain" / "activation-v5.json"
     for warm in (False, True):
         if warm:  # a process without the early driver keeps its record first
             assert run((runtime, env, work), "triton")["driver"] == "chosen"

@@ -26,12 +26,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
-import marshal
 import os
 import resource
 import struct
 import time
 import tracemalloc
+import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,7 +57,7 @@ from triton_toolchain.resolver._discovery._tools import release_in
 from triton_toolchain.resolver._exports import read_exports
 from triton_toolchain.resolver._observe import encode, store
 from triton_toolchain.resolver._plan import resolve_plan, without_history
-from triton_toolchain.runtime import _record
+from triton_toolchain.runtime import _record, _schema
 from triton_toolchain.runtime._errors import ManifestError
 from triton_toolchain.runtime._process import drivers_in
 
@@ -88,7 +88,7 @@ def examples(n: int) -> Callable[[Any], Any]:
 
 def _bound(size: int) -> int:
     """The most memory reading ``size`` bytes may take: a small multiple of the size
-    (a marshalled list of one-byte ``None`` items is 8 bytes of pointers per byte),
+    (JSON's ``[[],[],...]`` is an empty list, 56 bytes and a pointer, per 3 bytes),
     plus what a parser needs whatever the input (pyelftools' structures)."""
     return 64 * size + (8 << 20)
 
@@ -303,20 +303,31 @@ def real_record(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[s
 def _read_record(data: bytes) -> None:
     """The reader's pieces on ``data``, each a result or a miss."""
     with bounded(len(data)):
-        found = _record.entries(data)
+        found = _record.records(data)
         assert isinstance(found, list)
-        for _, raw in found[:2]:
-            content = _record.body(raw)
-            assert content is None or _record.plan_fits(content[2])
+        for record in found[:2]:
+            assert _record.well_formed(record["facts"]) in (True, False)
+            assert _record.plan_fits(record["result"]) in (True, False)
+        assert all(_record.plan_fits(r["result"]) for r in _record.decode(data))
+
+
+def _record_file(records: object) -> bytes:
+    return json.dumps({"format": _record.RECORD_FORMAT, "records": records}).encode()
+
+
+RECORDS = st.lists(
+    st.fixed_dictionaries({"key": JSON_VALUES, "facts": JSON_VALUES, "result": JSON_VALUES}),
+    max_size=4,
+)
 
 
 @examples(400)
 @given(
-    st.binary(max_size=200).map(lambda b: _record.RECORD_HEADER + b)
-    | VALUES.map(lambda v: _record.RECORD_HEADER + marshal.dumps(v, 4))
-    | st.lists(st.tuples(VALUES, st.binary(max_size=60)), max_size=4).map(
-        lambda entries: _record.RECORD_HEADER + marshal.dumps([list(e) for e in entries], 4)
-    )
+    st.binary(max_size=200).map(lambda b: _record_file([])[:-3] + b)
+    | JSON_VALUES.map(lambda v: json.dumps(v).encode())
+    | JSON_VALUES.map(_record_file)
+    | RECORDS.map(_record_file)
+    | NESTED.map(lambda n: _record_file([]).replace(b"[]", n.encode()))
 )
 def test_record_random(data: bytes) -> None:
     _read_record(data)
@@ -325,13 +336,12 @@ def test_record_random(data: bytes) -> None:
 @examples(300)
 @given(data=st.data())
 def test_record_mutated(real_record: tuple[bytes, dict[str, str]], data: st.DataObject) -> None:
-    raw = _record.entries(real_record[0])[0][1]
+    result = json.dumps(_record.records(real_record[0])[0]["result"]).encode()
     whole = data.draw(mutated([real_record[0]]))
     _read_record(whole)
-    body = data.draw(mutated([raw]))
-    with bounded(len(body)):
-        content = _record.body(body)
-        assert content is None or _record.plan_fits(content[2])
+    plan = data.draw(mutated([result]))
+    with bounded(len(plan)):
+        assert _record.plan_fits(_record.load(plan)) in (True, False)
 
 
 ARGS = ("/", "/usr/*", "/*/*/*", "os.path", "triton", "/proc/self/maps", "HOME", "relative")
@@ -352,7 +362,7 @@ def test_record_lookup_of_a_mutated_file(
         op = data.draw(st.sampled_from((*_record.OPS, "env")) | st.text(max_size=8))
         arg = data.draw(st.sampled_from(ARGS) | st.text(max_size=30))
         facts[i] = [op, arg, data.draw(VALUES)]
-        with contextlib.suppress(ValueError):  # a fact the writer cannot store: a NUL
+        with contextlib.suppress(TypeError, ValueError):  # a value JSON cannot store
             raw = encode(records)
     home = Path(environ["HOME"])
     path = home / ".cache" / "triton-toolchain" / _record.RECORD_FILE
@@ -365,27 +375,29 @@ def test_record_lookup_of_a_mutated_file(
 
 @examples(500)
 @given(
-    VALUES.map(lambda v: marshal.dumps(v, 4))
-    | VALUES.map(lambda v: marshal.dumps(v, 2))
+    JSON_VALUES.map(lambda v: json.dumps(v).encode())
     | st.binary(max_size=100)
-    | mutated([marshal.dumps([[1, "a", None, b"x", {"k": [True, 2**70]}]] * 3, 4)])
+    | NESTED.map(str.encode)
+    | st.integers(1, 200_000).map(lambda n: b"9" * n)
+    | mutated([json.dumps([[1, "a", None, {"k": [True, 2**70]}]] * 3).encode()])
+    | st.sampled_from((b"NaN", b"[Infinity]", b"-Infinity", b'{"a": 1, "a": 1}', b"1e999"))
 )
-def test_marshal_walk_bounds_what_marshal_allocates(data: bytes) -> None:
-    """What ``bounded`` lets through decodes within the bound (or is refused by
-    ``marshal`` itself, a reference to nothing, a digit out of range: a miss)."""
+def test_load_is_a_value_or_a_miss_within_the_bound(data: bytes) -> None:
+    """``_record.load`` gives a value of what the shim stores (no float, ``NaN`` or
+    infinity, every key once) or ``None``, within the bound, never an exception."""
     with bounded(len(data)):
-        decoded = _record.load_bounded(data)
-    assert decoded is None or _record.bounded(data)
+        decoded = _record.load(data)
+    assert decoded is None or _floatless(decoded)
+    assert decoded is None or json.dumps(decoded, allow_nan=False)
 
 
 @examples(300)
-@given(VALUES)
-def test_marshal_walk_accepts_every_record_value(value: Any) -> None:
-    """Never a miss for what the writer writes: every value of the types records hold,
-    nested no deeper than ``MAX_NESTING``, passes (else every process would resolve)."""
-    assert _record.bounded(marshal.dumps(value, _record.MARSHAL_VERSION)) == (
-        "float" not in repr(type(value)) and _floatless(value)
-    )
+@given(JSON_VALUES)
+def test_load_reads_back_every_value_the_writer_writes(value: Any) -> None:
+    """Never a miss for what the writer writes (else every process would resolve): every
+    JSON value but floats, which no record holds, read back equal."""
+    decoded = _record.load(json.dumps(value).encode())
+    assert decoded == (value if _floatless(value) else None)
 
 
 def _floatless(value: Any) -> bool:
@@ -396,6 +408,96 @@ def _floatless(value: Any) -> bool:
     if isinstance(value, dict):
         return all(_floatless(k) and _floatless(v) for k, v in value.items())
     return True
+
+
+# ------------------------------------------------------------ the plan's one schema
+
+
+# Values of each scalar type's JSON neighbours that are not of it (a bool is no int, a
+# lone surrogate no file name).
+WRONG = {
+    str: (None, True, 0, [], {}, "\ud800", "a\udbff"),
+    int: (None, True, False, "1", [], {}, 1.0),
+    bool: (None, 0, 1, "true", [], {}),
+    type(None): (False, 0, "", [], {}),
+}
+NOT_CONTAINERS = st.sampled_from((None, "x", 0, True))
+
+
+def good(shape: Any) -> st.SearchStrategy[Any]:
+    """Values of ``shape``, built from the schema's annotations."""
+    if shape in (str, int, bool, type(None)):
+        return {str: st.text(max_size=8), int: st.integers(), bool: st.booleans()}.get(
+            shape, st.none()
+        )
+    if typing.is_typeddict(shape):
+        hints = typing.get_type_hints(shape)
+        return st.fixed_dictionaries({k: good(t) for k, t in hints.items()})
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin is typing.Literal:
+        return st.sampled_from(args)
+    if origin is list:
+        return st.lists(good(args[0]), max_size=3)
+    if origin is dict:
+        return st.dictionaries(st.text(max_size=8), good(args[1]), max_size=3)
+    return st.one_of([good(a) for a in args])  # a union
+
+
+def bad(shape: Any) -> st.SearchStrategy[Any]:
+    """Values not of ``shape``: the wrong type at one place, at any depth."""
+    if shape in WRONG:
+        return st.sampled_from(WRONG[shape])
+    if typing.is_typeddict(shape):
+        hints = typing.get_type_hints(shape)
+        one_wrong = st.sampled_from(sorted(hints)).flatmap(
+            lambda k: st.tuples(good(shape), bad(hints[k])).map(lambda p: {**p[0], k: p[1]})
+        )
+        missing = good(shape).flatmap(
+            lambda d: st.sampled_from(sorted(d)).map(
+                lambda k: {n: v for n, v in d.items() if n != k}
+            )
+        )
+        extra = good(shape).map(lambda d: {**d, "unknown": None})
+        return NOT_CONTAINERS | st.just([]) | one_wrong | missing | extra
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin is typing.Literal:
+        return st.sampled_from(("", "link", None, 0, True, [])).filter(lambda v: v not in args)
+    if origin is list:
+        item = good(args[0])
+        with_a_wrong_one = st.tuples(
+            st.lists(item, max_size=2), bad(args[0]), st.lists(item, max_size=2)
+        )
+        return NOT_CONTAINERS | st.just({}) | with_a_wrong_one.map(lambda t: [*t[0], t[1], *t[2]])
+    if origin is dict:
+        entries = st.dictionaries(st.text(max_size=8), good(args[1]), max_size=2)
+        with_a_wrong_one = st.tuples(entries, st.text(max_size=8), bad(args[1]))
+        return NOT_CONTAINERS | st.just([]) | with_a_wrong_one.map(lambda t: {**t[0], t[1]: t[2]})
+    (other,) = [a for a in args if a is not type(None)]  # ``X | None``: neither
+    return bad(other).filter(lambda v: v is not None)
+
+
+@examples(300)
+@given(good(_schema.Plan))
+def test_the_schema_accepts_every_plan(plan: Any) -> None:
+    """Every value of the schema's types passes, also as the record reads it back."""
+    assert _schema.valid(plan, _schema.Plan)
+    assert _schema.valid(_record.load(json.dumps(plan).encode()), _schema.Plan)
+
+
+@examples(500)
+@given(bad(_schema.Plan))
+def test_the_schema_refuses_every_value_wrong_in_one_place(value: Any) -> None:
+    assert _schema.valid(value, _schema.Plan) is False
+
+
+def _nested(depth: int) -> Any:
+    return json.loads("[" * depth + "]" * depth)
+
+
+@examples(300)
+@given(JSON_VALUES | good(_schema.Plan).map(lambda p: [p]) | st.integers(1, 900).map(_nested))
+def test_the_schema_never_raises(value: Any) -> None:
+    assert _schema.valid(value, _schema.Plan) in (True, False)
 
 
 # --------------------------------------------------------------------- the tools' answers
@@ -418,8 +520,9 @@ def _parse_answers(data: bytes) -> None:
         assert info is None or info.elf_class in (32, 64)
 
 
-def _answers_file(payload: bytes) -> bytes:
-    return _answers.ANSWERS_HEADER + payload
+def _answers_file(answers: str) -> bytes:
+    """An answers file of this version whose answers are the JSON text ``answers``."""
+    return f'{{"format": {json.dumps(_answers.ANSWERS_FORMAT)}, "answers": {answers}}}'.encode()
 
 
 ANSWER_ENTRIES = st.dictionaries(
@@ -430,15 +533,13 @@ ANSWER_ENTRIES = st.dictionaries(
 @examples(500)
 @given(
     st.binary(max_size=300)
-    | st.binary(max_size=300).map(_answers_file)
-    | VALUES.map(lambda v: _answers_file(marshal.dumps(v, 4)))
-    | st.dictionaries(st.text(max_size=20), VALUES, max_size=5).map(
-        lambda v: _answers_file(marshal.dumps(v, 4))
+    | st.binary(max_size=300).map(lambda b: _answers_file("")[:-1] + b)
+    | JSON_VALUES.map(lambda v: _answers_file(json.dumps(v)))
+    | st.dictionaries(st.text(max_size=20), JSON_VALUES, max_size=5).map(
+        lambda v: _answers_file(json.dumps(v))
     )
-    | st.integers(1, 100_000).map(lambda n: _answers_file(b"[\x01\x00\x00\x00" * n))
-    | st.integers(1, 200_000).map(
-        lambda n: _answers_file(b"l" + n.to_bytes(4, "little") + b"\x01\x00" * n)
-    )
+    | NESTED.map(_answers_file)
+    | st.integers(1, 200_000).map(lambda n: _answers_file("9" * n))
 )
 def test_answers_random(data: bytes) -> None:
     _parse_answers(data)

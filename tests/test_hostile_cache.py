@@ -1,5 +1,5 @@
-"""Hostile corpus, what the shim remembers: the tools' answers (``answers-v3.marshal``) and
-the activation record (``activation-v4.marshal``) are believed only from a directory this
+"""Hostile corpus, what the shim remembers: the tools' answers (``answers-v4.json``) and
+the activation record (``activation-v5.json``) are believed only from a directory this
 user alone can write, never outlive a change of the file they describe (its change
 time included), and a damaged file of any kind only means asking again, quickly.
 
@@ -38,10 +38,10 @@ from hostile import (
 )
 from tool_fixtures import RELEASE_LINE, fake_ptxas, write_script
 from triton_layouts import Layout, run_scenario, scenario_env
-from triton_toolchain.resolver._discovery._answers import ANSWERS_FILE, ANSWERS_HEADER
+from triton_toolchain.resolver._discovery._answers import ANSWERS_FILE, ANSWERS_FORMAT
 from triton_toolchain.resolver._discovery._answers import parse as parse_answers
 from triton_toolchain.resolver._observe import encode
-from triton_toolchain.runtime._record import RECORD_FILE, RECORD_HEADER, decode
+from triton_toolchain.runtime._record import MAX_RECORD_BYTES, RECORD_FILE, RECORD_FORMAT, decode
 
 REAL = "13.0"
 LIE = "99.9"  # as long as REAL: a fake ptxas of either has the same size (cp -p of a look-alike)
@@ -259,35 +259,68 @@ def _damage_huge(path: Path) -> None:
         f.truncate(8 << 30)
 
 
+def _answers(text: str) -> str:
+    """An answers file of this version whose answers are ``text`` (JSON)."""
+    return f'{{"format": {json.dumps(ANSWERS_FORMAT)}, "answers": {text}}}'
+
+
 def _damage_deep(path: Path) -> None:
-    path.write_bytes(ANSWERS_HEADER + b"[\x01\x00\x00\x00" * 100_000 + b"N")
+    path.write_text(_answers("[" * 100_000 + "]" * 100_000))
 
 
-def _damage_claims(path: Path) -> None:
-    """A list that claims 2**31-1 items: marshal would ask for 16 GiB first."""
-    path.write_bytes(ANSWERS_HEADER + b"[\xff\xff\xff\x7f")
+def _damage_many_items(path: Path) -> None:
+    """A million empty lists, to the size limit: decoded, then refused."""
+    path.write_text(_answers("[" + "[]," * 1_300_000 + "[]]"))
 
 
-def _damage_code(path: Path) -> None:
-    """A code object, which marshal decodes as readily as a string."""
-    path.write_bytes(ANSWERS_HEADER + marshal.dumps(compile("0", "answers", "eval")))
+def _damage_marshal(path: Path) -> None:
+    """The answers as the ``marshal`` of an earlier version of the shim."""
+    path.write_bytes(
+        b"triton-toolchain answers 3\n" + marshal.dumps({"x": [True, "release 99.9"]}, 4)
+    )
 
 
 def _damage_digits(path: Path) -> None:
-    path.write_bytes(ANSWERS_HEADER + marshal.dumps({"x": [True, "y"], "n": 10**5000}))
+    path.write_text(_answers('{"x": [true, "y"]}, "n": ' + "9" * 5000))
 
 
 def _damage_types(path: Path) -> None:
-    path.write_bytes(ANSWERS_HEADER + marshal.dumps({"x": [1, "y"], "z": [True, b"y"]}))
+    path.write_text(_answers('{"x": [1, "y"], "z": [true, null]}'))
 
 
 def _damage_truncated(path: Path) -> None:
-    path.write_bytes(ANSWERS_HEADER + marshal.dumps({"x": [True, "release 13.0"]})[:-3])
+    path.write_text(_answers('{"x": [true, "release 13.0"]}')[:-3])
 
 
 def _damage_json(path: Path) -> None:
     """The answers as the JSON of an earlier version of the shim."""
     path.write_text('{"x": [true, "release 99.9"]}')
+
+
+def _damage_other_version(path: Path) -> None:
+    """Answers of the right shape, of another version of the file."""
+    path.write_text(_answers('{"x": [true, "release 99.9"]}').replace(ANSWERS_FORMAT, "x 3"))
+
+
+def _damage_nan(path: Path) -> None:
+    path.write_text(_answers('{"x": [true, "y"], "n": [NaN, Infinity, -Infinity]}'))
+
+
+def _damage_float(path: Path) -> None:
+    path.write_text(_answers('{"x": [true, "y"], "n": [1e999]}'))
+
+
+def _damage_twice(path: Path) -> None:
+    """A key given twice: which one counts is the decoder's choice, so neither does."""
+    path.write_text(_answers('{"x": [true, "release 13.0"], "x": [true, "release 99.9"]}'))
+
+
+def _damage_not_utf8(path: Path) -> None:
+    path.write_bytes(_answers('{"x": [true, "release \xff"]}').encode("latin-1"))
+
+
+def _damage_utf16(path: Path) -> None:
+    path.write_bytes(_answers('{"x": [true, "y"]}').encode("utf-16"))
 
 
 def _damage_empty(path: Path) -> None:
@@ -303,10 +336,9 @@ def _damage_loop(path: Path) -> None:
 
 
 def _damage_million_digits(path: Path) -> None:
-    """A long integer that claims a million digits and has them: walked, then left out
-    (an answer is a boolean and a string)."""
-    digits = 1_000_000
-    path.write_bytes(ANSWERS_HEADER + b"l" + digits.to_bytes(4, "little") + b"\x01\x00" * digits)
+    """An integer of a million digits (``int`` refuses more than a few thousand at once,
+    rather than take quadratic time)."""
+    path.write_text(_answers('{"x": [true, "y"]}, "n": ' + "9" * 1_000_000))
 
 
 DAMAGE: dict[str, Callable[[Path], None]] = {
@@ -317,9 +349,16 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "directory": _damage_directory,
     "8-gib-sparse": _damage_huge,
     "nested-100000-deep": _damage_deep,
-    "claims-2**31-items": _damage_claims,
-    "a-code-object": _damage_code,
+    "nested-10000-deep": lambda path: path.write_text(_answers("[" * 10_000 + "]" * 10_000)),
+    "a-million-items": _damage_many_items,
+    "marshal-of-an-earlier-version": _damage_marshal,
     "json-of-an-earlier-version": _damage_json,
+    "another-version": _damage_other_version,
+    "nan-and-infinity": _damage_nan,
+    "a-float-out-of-range": _damage_float,
+    "a-key-twice": _damage_twice,
+    "not-utf-8": _damage_not_utf8,
+    "utf-16": _damage_utf16,
     "5000-digit-integer": _damage_digits,
     "million-digit-integer": _damage_million_digits,
     "wrong-types": _damage_types,
@@ -343,24 +382,31 @@ def test_a_damaged_answers_file_only_means_asking_again(tmp_path: Path, case: st
     assert done.seconds < 10, done.seconds
 
 
-def _marshalled(payload: bytes) -> Callable[[Path], None]:
-    """A record file with the right header line and ``payload`` after it."""
+def _records(text: str) -> Callable[[Path], None]:
+    """A record file of this version whose records are ``text`` (JSON)."""
 
     def damage(path: Path) -> None:
-        path.write_bytes(RECORD_HEADER + payload)
+        path.write_text(f'{{"format": {json.dumps(RECORD_FORMAT)}, "records": {text}}}')
 
     return damage
 
 
 RECORD_DAMAGE: dict[str, Callable[[Path], None]] = {
     **{case: DAMAGE[case] for case in ("fifo", "link-to-dev-zero", "garbage", "8-gib-sparse")},
-    "nested-100000-deep": DAMAGE["nested-100000-deep"],
-    "header-then-garbage": _marshalled(b"\xff\xfe{not marshal"),
-    "header-then-truncated": _marshalled(marshal.dumps({"records": [{"facts": []}]})[:9]),
-    "header-then-a-list": _marshalled(marshal.dumps([1, 2, 3])),
-    "header-then-wrong-types": _marshalled(marshal.dumps({"records": [{"facts": 1}, 7, None]})),
-    "header-then-nested-100000-deep": _marshalled(b"[\x01\x00\x00\x00" * 100_000 + b"N"),
-    "header-then-code": _marshalled(marshal.dumps({"records": [compile("1", "x", "eval")]})),
+    **{case: DAMAGE[case] for case in ("nested-100000-deep", "not-utf-8", "utf-16", "empty")},
+    "format-then-garbage": _records("{not json"),
+    "format-then-truncated": _records('[{"key": [], "facts": [], "res'),
+    "format-then-a-dict": _records('{"key": [], "facts": [], "result": {}}'),
+    "format-then-wrong-types": _records('[{"facts": 1}, 7, null]'),
+    "format-then-nested-100000-deep": _records("[" * 100_000 + "]" * 100_000),
+    "format-then-nested-10000-deep": _records("[" * 10_000 + "]" * 10_000),
+    "format-then-nan": _records('[{"key": NaN, "facts": [], "result": {}}]'),
+    "format-then-huge-integer": _records('[{"key": ' + "9" * 100_000 + ', "facts": []}]'),
+    "format-then-a-key-twice": _records('[{"key": [], "key": [], "facts": [], "result": {}}]'),
+    "another-format": lambda path: path.write_text('{"format": "x 4", "records": []}'),
+    "marshal-of-an-earlier-version": lambda path: path.write_bytes(
+        b"triton-toolchain activation records 4\n" + marshal.dumps([], 4)
+    ),
 }
 
 
@@ -473,29 +519,36 @@ def test_an_answers_file_others_can_write_is_not_believed(tmp_path: Path) -> Non
     assert answers.stat().st_mode & 0o777 == 0o600 and LIE.encode() not in answers.read_bytes()
 
 
-# A record file of 43 bytes (the header, then a marshalled container that claims 2**31-1
-# items or digits): marshal would ask for up to 16 GiB before reading an item.
+# Record files that make a decoder work hard or allocate much for their size (marshal,
+# the earlier format, allocated what a count claimed; JSON claims nothing, but each list,
+# object, number or string it holds costs time and memory), each as large as a record
+# file is read (``MAX_RECORD_BYTES``), or larger.
+FILL = MAX_RECORD_BYTES // 3 - 100
 CLAIMS = {
-    "list": b"[\xff\xff\xff\x7f",
-    "tuple": b"(\xff\xff\xff\x7f",
-    "long-integer": b"l\xff\xff\xff\x7f",
-    "list-in-a-list": b"[\x01\x00\x00\x00[\xff\xff\xff\x7f",
-    "list-in-a-body": None,  # a well-formed file whose matching record's body claims it
+    "nested-a-million-deep": "[" * 1_000_000,
+    "nested-as-deep-as-the-size-limit": "[" * (MAX_RECORD_BYTES - 100),
+    "a-million-digit-integer": "9" * 1_000_000,
+    "empty-lists-to-the-size-limit": "[" + "[]," * FILL + "[]]",
+    "empty-lists-beyond-the-size-limit": "[" + "[]," * 4 * FILL + "[]]",
+    "objects-to-the-size-limit": "[" + "{}," * FILL + "{}]",
+    "integers-to-the-size-limit": "[" + "10," * FILL + "0]",
+    "strings-to-the-size-limit": "[" + '"",' * FILL + '""]',
+    "list-in-a-record": None,  # a well-formed file whose matching record's facts are it
 }
 
 
-# Written by the interpreter that looks it up (its own key, for the claim in a body).
+# Written by the interpreter that looks it up (its own key, for the claim in a record).
 _CLAIM_LOOKUP = """
-import marshal, os, sys, time
+import json, os, sys, time
 from triton_toolchain.runtime import _record
-claim = bytes.fromhex(sys.argv[1])
+claim = open(sys.argv[1]).read()
 key = _record.identity(None)
-if sys.argv[2] == "body":
-    claim = marshal.dumps([[key, claim]], _record.MARSHAL_VERSION)
+if sys.argv[2] == "record":
+    claim = json.dumps([{"key": key, "facts": "@", "result": {}}]).replace('"@"', claim)
 directory = os.path.join(os.environ["HOME"], ".cache", "triton-toolchain")
 os.makedirs(directory, mode=0o700)
-with open(os.path.join(directory, _record.RECORD_FILE), "wb") as f:
-    f.write(_record.RECORD_HEADER + claim)
+with open(os.path.join(directory, _record.RECORD_FILE), "w") as f:
+    f.write(json.dumps({"format": _record.RECORD_FORMAT, "records": "@"}).replace('"@"', claim))
 t = time.monotonic()
 hit = _record.lookup(key, os.environ)
 print(hit, time.monotonic() - t)
@@ -508,10 +561,19 @@ def test_a_record_claiming_a_huge_size_is_a_quick_miss_within_a_memory_bound(
 ) -> None:
     """Under a 1 GiB address-space limit (``prlimit``), the lookup is a miss, at once,
     with no MemoryError."""
-    claim = CLAIMS[case] or b"[\xff\xff\xff\x7f"
-    where = "body" if CLAIMS[case] is None else "file"
+    claim = CLAIMS[case] or CLAIMS["empty-lists-to-the-size-limit"]
+    where = "record" if CLAIMS[case] is None else "file"
     prlimit = require_tool("prlimit", "util-linux")
-    argv = [prlimit, f"--as={1 << 30}", sys.executable, "-c", _CLAIM_LOOKUP, claim.hex(), where]
+    (tmp_path / "claim").write_text(claim)
+    argv = [
+        prlimit,
+        f"--as={1 << 30}",
+        sys.executable,
+        "-c",
+        _CLAIM_LOOKUP,
+        str(tmp_path / "claim"),
+        where,
+    ]
     done = run(argv, clean_env(tmp_path / "home")).clean()
     assert done.returncode == 0, done.output
     hit, seconds = done.stdout.split()
@@ -526,8 +588,8 @@ def test_import_triton_with_a_record_claiming_a_huge_list_configures_triton(
     env = scenario_env(layout, manifest=False)
     record = Path(env["HOME"]) / ".cache" / "triton-toolchain" / RECORD_FILE
     record.parent.mkdir(parents=True, mode=0o700)
-    record.write_bytes(RECORD_HEADER + CLAIMS["list"])  # type: ignore[operator]
-    assert len(record.read_bytes()) == 43
+    _records(CLAIMS["empty-lists-to-the-size-limit"] or "")(record)
+    assert len(record.read_bytes()) > MAX_RECORD_BYTES - 400
     report = run_scenario(layout, "hook", [], env=env)
     assert report["activation"]["mode"] == "knobs"
     assert "Warning" not in report["stderr"], report["stderr"]
@@ -553,6 +615,11 @@ def _set(value: object, *keys: str | int) -> Callable[[dict], None]:
     return change
 
 
+def _first(result: dict) -> dict:
+    """The first component of a plan's toolchain."""
+    return next(iter(result["toolchain"]["components"].values()))  # type: ignore[no-any-return]
+
+
 # A record of the right key whose result has the wrong shape.
 SHAPES: dict[str, Callable[[dict], None]] = {
     "result-without-settings": _drop("settings"),
@@ -566,6 +633,26 @@ SHAPES: dict[str, Callable[[dict], None]] = {
     ),
     "torch-a-string": _set("g++", "torch"),
     "result-a-list": None,
+    # The wrong type at each level of the plan's schema.
+    "history-an-integer": _set(1, "history"),
+    "arch-a-boolean": _set(True, "toolchain", "arch"),
+    "strict-null": _set(None, "toolchain", "strict"),
+    "toolchain-notes-a-string": _set("note", "toolchain", "notes"),
+    "toolchain-an-extra-key": _set(1, "toolchain", "extra"),
+    "components-a-list": _set([], "toolchain", "components"),
+    "a-component-path-an-integer": lambda r: _first(r).update(path=7),
+    "a-rejection-without-reason": lambda r: _first(r).update(
+        rejected=[{"path": "/x", "source": "env:X"}]
+    ),
+    "a-rejection-a-string": lambda r: _first(r).update(rejected=["/x"]),
+    "a-setting-used-by-something-else": lambda r: r["settings"][0].update(used_by="link"),
+    "a-setting-an-extra-key": lambda r: r["settings"][0].update(extra=None),
+    "a-setting-value-a-list": lambda r: r["settings"][0].update(value=["/usr/bin/ptxas"]),
+    "user-a-string": lambda r: r["settings"][0].update(user="false"),
+    "settings-a-dict": _set({}, "settings"),
+    "link-a-list": _set(["/usr/lib"], "link"),
+    "result-an-extra-key": _set(None, "pending"),
+    "a-lone-surrogate": lambda r: r["settings"][0].update(value="/usr/bin/\ud800"),
 }
 
 

@@ -195,7 +195,7 @@ def test_what_cannot_be_stored_is_not_and_nothing_raises(
         assert _fs.may_execute(f)
     assert unstable.unstable
     assert not store(["k"], unstable, plan, environ)
-    assert not store(["k"], facts_of(f), {**plan, "x": object()}, environ)  # not marshal's
+    assert not store(["k"], facts_of(f), {**plan, "x": object()}, environ)  # not JSON
     assert not (tmp_path / "home").exists()
     assert not store(["k"], facts_of(f), plan, {})  # no HOME: nowhere to keep it
     shared = tmp_path / "shared"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import marshal
 import os
 import subprocess
 import sys
@@ -185,9 +184,10 @@ def test_records_of_other_environments_and_interpreters_are_kept_apart(tmp_path:
     _, plan_other = _store(tmp_path, other)
     assert _components(plan) != _components(plan_other)
     record = Path(_record.cache_dir(plain) or "", _record.RECORD_FILE)
-    entries = _record.entries(record.read_bytes())
-    foreign = [["another interpreter"], b"\xffnot marshal"]
-    record.write_bytes(_record.RECORD_HEADER + marshal.dumps([foreign, *map(list, entries)], 4))
+    records = _record.records(record.read_bytes())
+    foreign = {"key": ["another interpreter"], "facts": "\ufffdnot facts", "result": 7}
+    doc = {"format": _record.RECORD_FORMAT, "records": [foreign, *records]}
+    record.write_text(json.dumps(doc))
     hit, hit_other = _record.lookup(key, plain), _record.lookup(key, other)
     assert hit is not None and hit_other is not None
     assert _components(hit) == _components(plan)
@@ -257,31 +257,40 @@ def test_a_damaged_or_foreign_record_is_only_a_miss(tmp_path: Path, damage: str)
     assert time.monotonic() - start < 1
 
 
-def _one_more(op_arg: str, value: object) -> Callable[[str, bytes], tuple[str, bytes]]:
+Facts = list[object]
+
+
+def _one_more(fact: list[object]) -> Callable[[Facts], Facts]:
     """A fact appended as ``store`` would write it."""
-
-    def change(names: str, values: bytes) -> tuple[str, bytes]:
-        count = int.from_bytes(values[1:5], "little") + 1
-        extra = marshal.dumps(value, _record.FACTS_VERSION)
-        return f"{names}\0{op_arg}", b"[" + count.to_bytes(4, "little") + values[5:] + extra
-
-    return change
+    return lambda facts: [*facts, fact]
 
 
-MALFORMED: dict[str, Callable[[str, bytes], tuple[str, bytes]]] = {
-    "an-op-without-argument": lambda n, v: (n + "\0stat", v),
-    "a-count-one-too-many": lambda n, v: (
-        n,
-        b"[" + (int.from_bytes(v[1:5], "little") + 1).to_bytes(4, "little") + v[5:],
-    ),
-    "a-value-too-many": lambda n, v: (n, v + b"N"),
-    "a-value-too-few": lambda n, v: (n, v[:-1]),
-    "not-a-list": lambda n, v: (n, b"N" + v[1:]),
-    "an-unknown-op": _one_more("unknown-op\0/", None),
-    "a-relative-path": _one_more("stat\0etc", [-1, 2]),
-    "a-glob-of-the-whole-tree": _one_more("glob\0/*/*/*", []),
-    "a-dotted-package": _one_more("package\0os.path", []),
-    "an-empty-op": _one_more("\0/", None),
+def _env_last(facts: Facts) -> Facts:
+    """An environment variable's fact after the files' (a record checked by files first
+    would look at files before finding it is of another environment)."""
+    env = [f for f in facts if f[0] == "env"]  # type: ignore[index]
+    return [*[f for f in facts if f not in env], *env]
+
+
+MALFORMED: dict[str, Callable[[Facts], Facts]] = {
+    "an-op-without-argument": _one_more(["stat"]),
+    "a-fact-without-value": lambda f: [*f[:-1], f[-1][:2]],  # type: ignore[index]
+    "a-fact-of-four": lambda f: [*f[:-1], [*f[-1], None]],  # type: ignore[misc]
+    "a-fact-not-a-list": _one_more("stat /"),  # type: ignore[arg-type]
+    "an-op-not-a-string": _one_more([1, "/", None]),
+    "an-argument-not-a-string": _one_more(["stat", ["/"], None]),
+    "not-a-list": lambda f: {"facts": f},  # type: ignore[return-value]
+    "an-unknown-op": _one_more(["unknown-op", "/", None]),
+    "a-relative-path": _one_more(["stat", "etc", [-1, 2]]),
+    "a-glob-of-the-whole-tree": _one_more(["glob", "/*/*/*", []]),
+    "a-dotted-package": _one_more(["package", "os.path", []]),
+    "an-empty-op": _one_more(["", "/", None]),
+    "an-environment-fact-last": _env_last,
+    # Values no observation gives (a status, a listing, a path, a flag): refused before
+    # they are compared, so no deep value reaches the comparison's encoder.
+    "a-value-nested-900-deep": _one_more(["stat", "/", json.loads("[" * 900 + "]" * 900)]),
+    "a-value-an-object": _one_more(["stat", "/", {"mode": 1}]),
+    "a-value-a-list-of-lists": _one_more(["glob", "/usr/*", [["/usr/lib"]]]),
 }
 
 
@@ -295,12 +304,10 @@ def test_a_record_with_a_malformed_fact_is_only_a_miss(tmp_path: Path, case: str
     assert _record.lookup(key, environ) is not None
     record = Path(_record.cache_dir(environ) or "", _record.RECORD_FILE)
     rewritten = []
-    for found, raw in _record.entries(record.read_bytes()):
-        content = _record.body(raw)
-        assert content is not None
-        names, values = MALFORMED[case](content[0], content[1])
-        rewritten.append([found, marshal.dumps([names, values, content[2]], 4)])
-    record.write_bytes(_record.RECORD_HEADER + marshal.dumps(rewritten, 4))
+    for found in _record.records(record.read_bytes()):
+        assert _record.well_formed(found["facts"])
+        rewritten.append({**found, "facts": MALFORMED[case](found["facts"])})
+    record.write_text(json.dumps({"format": _record.RECORD_FORMAT, "records": rewritten}))
     assert _record.lookup(key, environ) is None
 
 

@@ -182,7 +182,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             report = self_test(tc)
         status = status or (0 if report.ok else 1)
     if args.json:
-        doc = tc.to_dict()
+        doc: dict[str, Any] = dict(tc.to_dict())
         doc["refused_by_triton"] = list(refused)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
         doc["manifest_rejections"] = rejected

@@ -44,12 +44,13 @@ from pathlib import Path
 
 from ..runtime._errors import BuildError, MissingComponentError
 from ..runtime._process import preload_driver
+from ..runtime._schema import Plan
 from ._catalog import COMPONENT, DRIVER_SONAME
 from ._discovery._compiler import command_argv
 from ._discovery._run import collect
 from ._guards import setting_error
 from ._model import Toolchain
-from ._plan import Plan, full_toolchain
+from ._plan import full_toolchain
 
 # How Triton names the driver library in ``libraries``: 3.0-3.5 ``cuda`` (-lcuda),
 # 3.6+ ``libcuda.so.1`` (-l:libcuda.so.1).

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from ..runtime._schema import UsedBy
 from ._tuple import NamedTuple
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
 # The step that uses a component: Triton's compile, Triton's launcher build,
 # TorchInductor's C++ builds, torch.utils.cpp_extension's builds.
-UsedBy = Literal["compile", "build", "inductor", "extension"]
 # Where CUDA's layouts keep a piece (``_discovery._layouts``): programs, ``cuda.h``'s
 # directory, ``crt/``'s directory, ``libdevice.10.bc``'s directory.
 Area = Literal["bin", "include", "crt", "libdevice"]

@@ -55,7 +55,7 @@ from ._discovery._tools import tool_release
 from ._guards import _triton_version, tool_fields
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ._plan import Plan, Setting
+    from ..runtime._schema import Plan, Setting
 
 ANY_TARGET = 80
 _DECIDED: dict[tuple[object, ...], object] = {}

@@ -22,7 +22,7 @@ from ._catalog import COMPONENT, DRIVER_SONAME, arch_problem, major_minor, ptxas
 from ._model import Toolchain
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ._plan import Plan
+    from ..runtime._schema import Plan
 
 
 def full_toolchain(plan: Plan) -> Toolchain:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..runtime._errors import MissingComponentError
+from ..runtime._schema import ChoiceData, ToolchainData
 from ._catalog import COMPONENT, COMPONENT_NAMES
 from ._tuple import NamedTuple
 
@@ -110,7 +111,7 @@ class Choice(NamedTuple):
         lines.append(f"  fix: {spec.fix}")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ChoiceData:
         return {
             "path": self.path,
             "version": self.version,
@@ -239,7 +240,7 @@ class Toolchain:
         """Components whose explicit setting is wrong."""
         return tuple(c for c in self if c.error)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ToolchainData:
         return {
             "arch": self.arch,
             "manifest": self.manifest,

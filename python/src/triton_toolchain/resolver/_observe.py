@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextvars
 import fcntl
-import marshal
+import json
 import os
 import stat
 import time
@@ -27,18 +27,17 @@ from typing import Any
 
 from ..runtime import _trust
 from ..runtime._record import (
-    MARSHAL_VERSION,
+    MAX_RECORD_BYTES,
     MAX_RECORDS,
     OPS,
     OTHERS_WRITE,
     RECORD_FILE,
-    RECORD_HEADER,
+    RECORD_FORMAT,
     _plain,
-    body,
     cache_dir,
-    pack_facts,
+    decode,
     private_dir,
-    stored,
+    read_private,
 )
 
 
@@ -147,19 +146,12 @@ def write_private(directory: str | None, name: str, data: bytes) -> bool:
         return False
 
 
-def _entry(key: Any, facts: list[Any], result: Mapping[str, Any]) -> list[Any]:
-    packed = pack_facts(facts)
-    if packed is None:
-        raise ValueError("facts that cannot be stored")
-    return [key, marshal.dumps([*packed, result], MARSHAL_VERSION)]
-
-
 def encode(records: list[dict[str, Any]]) -> bytes:
     """The bytes of a record file holding ``records`` (``{"key", "facts", "result"}``, as
-    ``_record.decode`` gives them); raises ``ValueError`` for a value ``marshal`` cannot
-    store."""
-    packed = [_entry(r["key"], r["facts"], r["result"]) for r in records]
-    return RECORD_HEADER + marshal.dumps(packed, MARSHAL_VERSION)
+    ``_record.decode`` gives them); raises ``ValueError`` for a value JSON cannot store
+    (``TypeError`` too: an object of another type)."""
+    doc = {"format": RECORD_FORMAT, "records": records}
+    return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
 
 
 def store(
@@ -169,19 +161,19 @@ def store(
     record of the same key and facts is replaced, one that cannot be read is dropped)."""
     if facts.unstable:
         return False
-    observed = facts.to_list()
-    try:
-        entry = _entry(key, observed, result)
-    except ValueError:
-        return False
-    packed = pack_facts(observed)
+    directory = cache_dir(environ)
+    record: dict[str, Any] = {"key": key, "facts": facts.to_list(), "result": result}
+    old = read_private(directory, RECORD_FILE, MAX_RECORD_BYTES)
     kept = [
-        [k, raw]
-        for k, raw in stored(environ)
-        if (content := body(raw)) is not None and (k != key or content[:2] != packed)
+        r
+        for r in (decode(old) if old is not None else [])
+        if r["key"] != key or r["facts"] != record["facts"]
     ]
-    data = RECORD_HEADER + marshal.dumps([entry, *kept][:MAX_RECORDS], MARSHAL_VERSION)
-    return write_private(cache_dir(environ), RECORD_FILE, data)
+    try:
+        data = encode([record, *kept][:MAX_RECORDS])
+    except (TypeError, ValueError):
+        return False
+    return write_private(directory, RECORD_FILE, data)
 
 
 LOCK_FILE = "activation.lock"

@@ -2,9 +2,9 @@
 torch, so that applying it needs neither the resolver nor the catalog (the fast path
 applies a plan read back from the activation record).
 
-A plan (JSON-able; its shape is the ``TypedDict``s ``Plan``, ``Setting`` and
-``TorchPart``, so mypy checks every reader; at run time it is a plain ``dict``, which the
-activation record stores with ``marshal``)::
+A plan (JSON; its shape is the ``TypedDict``s of ``runtime._schema``, ``Plan`` and the
+types it holds, so mypy checks every reader; at run time it is a plain ``dict``, which the
+activation record stores as JSON and checks against the same types)::
 
     {"toolchain": Toolchain.to_dict(), "history": true,
      "settings": [{"component": "ptxas", "knob": "nvidia.ptxas",
@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from ..runtime._errors import ToolchainError
 from ..runtime._process import loaded_by_shim, user_environ
+from ..runtime._schema import Plan, Setting, ToolchainData, TorchPart
 from ._catalog import (
     COMPONENT_NAMES,
     COMPONENTS,
@@ -41,49 +42,12 @@ from ._catalog import (
     TARGET_ONLY,
     TORCH_ONLY,
     TORCH_PART,
-    UsedBy,
 )
 from ._discovery import _fs
 from ._discovery._host import Host, python_include_dir
 from ._model import Choice, SourceKind, Toolchain
 from ._observe import recording
 from ._resolve import resolve_all
-from ._tuple import TypedDict
-
-
-class Setting(TypedDict):
-    """What Triton is told of one component: its knob (3.4+) and variable, the value
-    (``None``: none found), whether the variable holds the user's own setting, the
-    setting's error and the step of Triton's it stops (``used_by``)."""
-
-    component: str
-    knob: str | None
-    variable: str | None
-    value: str | None
-    user: bool
-    error: str | None
-    used_by: UsedBy
-
-
-class TorchPart(TypedDict):
-    """What ``_torch`` sets: the C++ compiler, the directories for ``CPATH`` and
-    ``cpp_extension``'s CUDA home."""
-
-    CXX: str | None
-    CPATH: list[str]
-    CUDA_HOME: str | None
-
-
-class Plan(TypedDict):
-    """A plan (the module docstring). ``toolchain``: ``Toolchain.to_dict()``; ``torch``:
-    ``None`` in a plan made without torch's part (scope ``"triton"``)."""
-
-    toolchain: dict[str, Any]
-    history: bool
-    settings: list[Setting]
-    driver: str | None
-    link: str | None
-    torch: TorchPart | None
 
 
 def plan_of(tc: Toolchain) -> Plan:
@@ -237,8 +201,9 @@ def without_history(plan: Plan) -> Plan:
     """``plan`` as an activation record keeps it: what applying needs, without the places
     looked at and the rejected candidates (doctor's; they would make every record, read
     by every process, several times larger)."""
-    toolchain = dict(plan["toolchain"])
-    toolchain["components"] = {
-        name: {**c, "searched": [], "rejected": []} for name, c in toolchain["components"].items()
+    components = plan["toolchain"]["components"]
+    toolchain: ToolchainData = {
+        **plan["toolchain"],
+        "components": {n: {**c, "searched": [], "rejected": []} for n, c in components.items()},
     }
     return {**plan, "toolchain": toolchain, "history": False}

@@ -63,7 +63,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from . import _record
 from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
@@ -72,7 +72,8 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from ..resolver._model import Toolchain
-    from ..resolver._plan import Plan, Scope
+    from ..resolver._plan import Scope
+    from ._schema import Plan
     from ._triton import TritonState
 
     Mode = Literal["knobs", "environ", "pending", "off"]
@@ -370,8 +371,8 @@ def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
 
         plan = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)[0]
     else:
-        # The record checks a plan's shape (``_record.PLAN``) before it returns one.
-        kept = cast("Plan | None", _record.lookup(key, environ))
+        # The record checks a plan against its schema (``_schema.Plan``) before it returns one.
+        kept = _record.lookup(key, environ)
         plan = kept if kept is not None else _resolve_and_store(key, arch, scope, environ)
     _STATE.memo = (inputs, plan)
     return plan
@@ -387,7 +388,7 @@ def _resolve_and_store(
     from ..resolver._observe import resolving_alone, store  # noqa: PLC0415  a miss only
 
     with resolving_alone(environ):
-        plan = cast("Plan | None", _record.lookup(key, environ))
+        plan = _record.lookup(key, environ)
         if plan is None:
             from ..resolver._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ._process import Report
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ..resolver._plan import Plan
+    from ._schema import Plan
 
 
 def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:

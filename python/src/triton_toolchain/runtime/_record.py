@@ -11,46 +11,40 @@ resolving again would give. Observing again costs a few hundred ``stat`` calls, 
 resolver's modules.
 
 Guarantees: pure standard library, and nothing that ``import triton`` does not load
-anyway (this module, without the recording and writing side in ``_observe``, is what it
-pays for on a hit). Every byte read back is treated as hostile (``read_private``, the
-one reader of persisted state, the tools' answers included): the file must be a regular
-file of this user that nobody else can write (neither its directory nor the file itself:
-no group or other write bit, which an ACL granting someone write also sets), of a
-bounded size, read without following a link or blocking on a special file; its bytes
-are decoded only after ``bounded`` has walked them, and the decoded value is used only
-when it has the expected shape (``fits``: types, keys, lengths). A missing, damaged,
-foreign or forged record only means resolving again (the next ``store`` replaces the
-file, by a temporary file renamed over it); nothing here raises for one.
-
-The records are stored with ``marshal`` (built in, and ten times faster to read than
-JSON, whose import alone would cost ``import triton`` a millisecond or two), behind a
-header line. ``marshal`` is not meant for data others can forge: it allocates what a
-count claims before reading the items (a list that claims 2**31-1 items asks for 16
-GiB). ``bounded`` therefore walks the bytes first, in Python, and lets through only the
-types records hold (``None``, booleans, integers, strings, bytes, lists, dictionaries,
-references), at most ``MAX_NESTING`` deep, each count and length no larger than the
-bytes that follow it and the value ending exactly at the end: every item claimed is
-then present, so decoding allocates at most a small multiple of the file's size.
+anyway (this module and ``_schema``, without the recording and writing side in
+``_observe``, is what it pays for on a hit; ``json`` is imported by Triton itself right
+after the shim). Every byte read back is treated as hostile (``read_private``, the one
+reader of persisted state, the tools' answers included): the file must be a regular file
+of this user that nobody else can write (neither its directory nor the file itself: no
+group or other write bit, which an ACL granting someone write also sets), of a bounded
+size, read without following a link or blocking on a special file; it is decoded by
+``load`` (strict JSON: what it refuses is a miss, never an error), and a decoded value
+is used only when it has the expected shape: the record file's, each fact's
+(``well_formed``), the plan's (``plan_fits``, against the plan's one schema). A
+missing, damaged, foreign or forged record only means resolving again (the next
+``store`` replaces the file, by a temporary file renamed over it); nothing here raises
+for one.
 """
 
 from __future__ import annotations
 
-import marshal
+import json
 import os
 import stat
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from . import _trust
+from ._schema import Plan, valid
 
-RECORD_FILE = "activation-v4.marshal"
-RECORD_HEADER = b"triton-toolchain activation records 4\n"
-MARSHAL_VERSION = 4
+RECORD_FILE = "activation-v5.json"
+RECORD_FORMAT = "triton-toolchain activation records 5"
+_RECORD_KEYS = {"key", "facts", "result"}
 MAX_RECORDS = 8
-MAX_RECORD_BYTES = 8 << 20
+MAX_RECORD_BYTES = 2 << 20  # a file of eight records has a hundred kilobytes
+MAX_CONTAINERS = 1 << 14  # lists and objects in one file: a record has a few hundred
 MAX_FACTS = 1 << 14  # a record holds a few hundred
-MAX_NESTING = 16  # a record's values nest 6 deep
 MAX_WILDCARDS = 2  # wildcard components in a ``glob`` fact (discovery's have one or two)
 OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 CONTENT_LIMIT = 1 << 16  # /proc and /sys files are observed by their content
@@ -180,68 +174,48 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-FACTS_VERSION = 2  # marshal's version of the facts' values: no references, so one value
-# is always the same bytes, and a list is its count, then its items' bytes one after another
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
-def verify(names: str, values: bytes, environ: Mapping[str, str]) -> bool:
-    """Every fact, observed again, has the value recorded (a malformed fact never
-    holds). The facts as stored (``pack_facts``): ``names``, each fact's op and
-    argument, all joined by NUL characters, the environment's first; ``values``, the
-    list of their values, marshalled (``FACTS_VERSION``) and compared as bytes, never
-    decoded: each variable's at once (a record of another environment fails before any
-    file is looked at), the files' together (one ``marshal.dumps``)."""
-    parts = names.split("\0") if names else []
-    count = len(parts) // 2
-    if len(parts) % 2 or count > MAX_FACTS:
-        return False
-    if values[:5] != b"[" + count.to_bytes(4, "little"):
-        return False
-    offset = 5
+def well_formed(facts: object) -> bool:
+    """Whether ``facts`` are what a resolution records: at most ``MAX_FACTS`` of
+    ``[op, argument, value]``, each an observation ``_fact_allowed`` whose value is one
+    that ``OPS`` give (a scalar, or a list of scalars: a status, a listing)."""
+    return (
+        type(facts) is list
+        and len(facts) <= MAX_FACTS
+        and all(
+            type(f) is list
+            and len(f) == 3
+            and type(f[0]) is str
+            and type(f[1]) is str
+            and _fact_allowed(f[0], f[1])
+            and (
+                type(f[2]) in _SCALARS
+                or (type(f[2]) is list and all(type(v) in _SCALARS for v in f[2]))
+            )
+            for f in facts
+        )
+    )
+
+
+def verify(facts: list[list[Any]], environ: Mapping[str, str]) -> bool:
+    """Every fact (``well_formed``), observed again, has the value recorded, compared
+    exactly (as JSON text: ``true`` is no ``1``): each variable's at once (the
+    environment's come first, so a record of another environment fails before any file is
+    looked at), the files' together."""
     looks = _trust.Looks()
+    recorded: list[Any] = []
     observed: list[Any] = []
-    for i in range(0, len(parts), 2):
-        op, arg = parts[i], parts[i + 1]
-        if not _fact_allowed(op, arg):
-            return False
+    for op, arg, value in facts:
         if op != "env":
+            recorded.append(value)
             observed.append(_plain(OPS[op](arg, looks)))
             continue
-        if observed:  # the environment's facts come first
+        now = environ.get(arg)
+        if observed or type(value) is not type(now) or value != now:
             return False
-        seen = marshal.dumps(environ.get(arg), FACTS_VERSION)
-        if not values.startswith(seen, offset):
-            return False
-        offset += len(seen)
-    try:
-        rest = marshal.dumps(observed, FACTS_VERSION)
-    except ValueError:
-        return False
-    return memoryview(values)[offset:] == memoryview(rest)[5:]
-
-
-def pack_facts(facts: list[list[Any]]) -> tuple[str, bytes] | None:
-    """Facts ``[[op, arg, value], ...]`` as ``verify`` reads them, or ``None`` for facts
-    that cannot be stored so (an op or argument not a string, or holding a NUL)."""
-    if not all(type(f[0]) is str and type(f[1]) is str for f in facts):
-        return None
-    names = "\0".join(f"{op}\0{arg}" for op, arg, _ in facts)
-    if names.count("\0") != max(2 * len(facts) - 1, 0):
-        return None
-    try:
-        return names, marshal.dumps([f[2] for f in facts], FACTS_VERSION)
-    except ValueError:
-        return None
-
-
-def facts_of(names: str, values: bytes) -> list[list[Any]] | None:
-    """The facts ``[[op, arg, value], ...]`` of a record's body (for tests and
-    benchmarks), or ``None`` for a body that does not hold them."""
-    parts = names.split("\0") if names else []
-    decoded = load_bounded(values)
-    if len(parts) % 2 or type(decoded) is not list or len(decoded) != len(parts) // 2:
-        return None
-    return [[parts[2 * i], parts[2 * i + 1], v] for i, v in enumerate(decoded)]
+    return json.dumps(observed) == json.dumps(recorded)
 
 
 # --------------------------------------------------------------- the stored records
@@ -336,272 +310,86 @@ def identity(arch: int | None, scope: str = "all") -> list[Any]:
     ]
 
 
-# ------------------------------------------------------------- decoding, bounded
+# --------------------------------------------------------------- decoding
 
 
-# marshal's type codes (CPython's Python/marshal.c) that records hold, by what follows
-# the code: nothing; 4 bytes (an integer, a reference); a length byte or a 4-byte length,
-# then that many bytes (strings, bytes); a 4-byte count of 2-byte digits (a long
-# integer); a count of items (a list, a tuple; a small tuple's count is one byte); pairs
-# up to a NULL code (a dictionary). The high bit of a code marks an object others refer
-# to. Every other code is refused. One table lookup a value: this walk is on the fast
-# path.
-_PLAIN, _WORD, _SHORT, _SIZED, _LONG, _ITEMS, _SMALL, _DICT, _END = range(1, 10)
-_CODES = {
-    _PLAIN: b"NFT",
-    _WORD: b"ir",
-    _SHORT: b"zZ",
-    _SIZED: b"stuaA",
-    _LONG: b"l",
-    _ITEMS: b"[(",
-    _SMALL: b")",
-    _DICT: b"{",
-}
-_KIND = bytearray(256)
-for _kind, _codes in _CODES.items():
-    for _code in _codes:
-        _KIND[_code] = _KIND[_code | 0x80] = _kind
-_KIND[ord("0")] = _END  # NULL: the end of a dictionary
-KIND = bytes(_KIND)
-_OPEN_DICT = -1  # an open dictionary on the stack: -1 before a key, -2 before a value
+def _refuse(text: str) -> Any:
+    raise ValueError(f"{text}: no value the shim stores")
 
 
-def bounded(data: bytes | memoryview, kinds: bytes = KIND) -> bool:  # noqa: PLR0912  one walk
-    """Whether ``data`` is one marshal value that ``marshal.loads`` decodes within a
-    small multiple of its size (see the module docstring): only the types records hold,
-    nested at most ``MAX_NESTING`` deep, every length and count within the bytes that
-    follow it, every item claimed present, nothing after the value."""
-    end = len(data)
-    pos = 0
-    stack: list[int] = []  # per open container: the items still to come, or a dict mark
-    while pos < end:
-        kind = kinds[data[pos]]
-        pos += 1
-        if kind == _WORD:
-            pos += 4
-        elif kind == _SHORT:
-            if pos >= end:
-                return False
-            pos += 1 + data[pos]
-        elif kind == _PLAIN:
-            pass
-        elif kind in (_ITEMS, _SIZED, _LONG):
-            n = int.from_bytes(data[pos : pos + 4], "little", signed=True)
-            pos += 4
-            if kind == _LONG:
-                n = 2 * abs(n)
-            if n < 0 or pos + n > end:
-                return False
-            if kind != _ITEMS:
-                pos += n
-            elif len(stack) >= MAX_NESTING:
-                return False
-            elif n:
-                stack.append(n)
-                continue
-        elif kind == _SMALL:
-            n = data[pos] if pos < end else end
-            pos += 1
-            if pos + n > end or len(stack) >= MAX_NESTING:
-                return False
-            if n:
-                stack.append(n)
-                continue
-        elif kind == _DICT:
-            if len(stack) >= MAX_NESTING:
-                return False
-            stack.append(_OPEN_DICT)
-            continue
-        elif not (kind == _END and stack and stack[-1] == _OPEN_DICT):
-            return False
-        elif stack:
-            stack.pop()  # the dictionary ends: it is the value completed
-        # A value is complete: count it in the containers that hold it.
-        while stack:
-            left = stack[-1]
-            if left > 1:
-                stack[-1] = left - 1
-            elif left == 1:
-                stack.pop()
-                continue
-            else:
-                stack[-1] = -3 - left  # a dictionary's key done, or its value
-            break
-        else:
-            return pos == end
-    return False
-
-
-def load_bounded(data: bytes | memoryview) -> Any:
-    """``marshal.loads`` of bytes that ``bounded`` let through; ``None`` otherwise (the
-    one decoder of what the shim keeps: records here, tools' answers in ``_answers``)."""
-    if not bounded(data):
-        return None
-    try:
-        # Only from a private directory (``read_private``), walked first (``bounded``).
-        return marshal.loads(data)  # noqa: S302
-    except (EOFError, ValueError, TypeError):  # never MemoryError: bounded() bounds it
-        return None
-
-
-# The shapes of decoded values, as data: a type or a tuple of types; ``[shape]`` a list
-# of at most ``MAX_ITEMS`` of that shape; ``{key: shape}`` a dictionary of exactly those
-# keys; ``Each(shape)`` a dictionary of at most ``MAX_ITEMS`` string keys to that shape;
-# ``Maybe(shape)`` that shape or ``None``.
-MAX_ITEMS = 1 << 12
-_TEXT_OR_NONE = (str, type(None))
-
-
-class Each:
-    """A dictionary of string keys to values of one shape."""
-
-    def __init__(self, shape: Any) -> None:
-        self.shape = shape
-
-
-class Maybe:
-    """A value of one shape, or ``None``."""
-
-    def __init__(self, shape: Any) -> None:
-        self.shape = shape
-
-
-_REJECTION = {"path": str, "reason": str, "source": str}
-_CHOICE = {
-    "path": _TEXT_OR_NONE,
-    "version": _TEXT_OR_NONE,
-    "source": _TEXT_OR_NONE,
-    "rejected": [_REJECTION],
-    "searched": [str],
-    "notes": [str],
-    "error": _TEXT_OR_NONE,
-}
-_SETTING = {
-    "component": str,
-    "knob": _TEXT_OR_NONE,
-    "variable": _TEXT_OR_NONE,
-    "value": _TEXT_OR_NONE,
-    "user": bool,
-    "error": _TEXT_OR_NONE,
-    "used_by": _TEXT_OR_NONE,
-}
-# A plan (``_plan``), as the adapters use it.
-PLAN = {
-    "toolchain": {
-        "arch": (int, type(None)),
-        "manifest": _TEXT_OR_NONE,
-        "strict": bool,
-        "notes": [str],
-        "components": Each(_CHOICE),
-    },
-    "history": bool,
-    "settings": [_SETTING],
-    "driver": _TEXT_OR_NONE,
-    "link": _TEXT_OR_NONE,
-    # None: resolved without torch's part (``_plan.LEFT_OUT``), added when torch is imported.
-    "torch": Maybe({"CXX": _TEXT_OR_NONE, "CPATH": [str], "CUDA_HOME": _TEXT_OR_NONE}),
-}
-
-
-def fits(value: Any, shape: Any) -> bool:  # noqa: PLR0912  the leaves in place
-    """Whether ``value`` has ``shape`` (see ``PLAN``); exact types (a ``bool`` is no
-    ``int`` here), so no subclass of a decoded value's type is trusted either. (The
-    leaves of a dictionary or a list are checked in place: this runs on the fast
-    path.)"""
-    kind = type(shape)
-    if kind is dict:
-        if type(value) is not dict or value.keys() != shape.keys():
-            return False
-        for key, inner in shape.items():
-            leaf = type(inner)
-            if leaf is type:
-                if type(value[key]) is not inner:
-                    return False
-            elif leaf is tuple:
-                if type(value[key]) not in inner:
-                    return False
-            elif not fits(value[key], inner):
-                return False
-        return True
-    if kind is list:
-        if type(value) is not list or len(value) > MAX_ITEMS:
-            return False
-        item = shape[0]
-        if type(item) is type:
-            return all(type(v) is item for v in value)
-        return all(fits(v, item) for v in value)
-    if kind is Each:
-        return (
-            type(value) is dict
-            and len(value) <= MAX_ITEMS
-            and all(type(k) is str and fits(v, shape.shape) for k, v in value.items())
-        )
-    if kind is Maybe:
-        return value is None or fits(value, shape.shape)
-    if kind is tuple:
-        return type(value) in shape
-    return type(value) is shape
-
-
-def plan_fits(plan: Any) -> bool:
-    """Whether ``plan`` is one the adapters can apply: ``PLAN``'s shape, and every
-    setting names a component of the toolchain."""
-    if not fits(plan, PLAN):
-        return False
-    components = plan["toolchain"]["components"]
-    return all(s["component"] in components for s in plan["settings"])
-
-
-def entries(data: bytes) -> list[tuple[Any, bytes]]:
-    """The ``(key, body)`` pairs in the bytes of a record file; none for bytes that are
-    not one. Each body (the facts and the result, marshalled apart) is decoded only for a
-    record whose key matches: a file of several records costs little more than one."""
-    if not data.startswith(RECORD_HEADER):
-        return []
-    doc = load_bounded(memoryview(data)[len(RECORD_HEADER) :])
-    if type(doc) is not list or len(doc) > MAX_RECORDS:
-        return []
-    return [(e[0], e[1]) for e in doc if type(e) is list and len(e) == 2 and type(e[1]) is bytes]
-
-
-def body(data: bytes) -> tuple[str, bytes, dict[str, Any]] | None:
-    """The facts (``verify``'s ``names`` and ``values``) and the result in a record's
-    body; ``None`` for a body that is not one (a result is a plan of ``PLAN``'s shape;
-    the facts are checked by ``verify``)."""
-    doc = load_bounded(data)
-    if (
-        type(doc) is list
-        and len(doc) == 3
-        and type(doc[0]) is str
-        and type(doc[1]) is bytes
-        and plan_fits(doc[2])
-    ):
-        return doc[0], doc[1], doc[2]
-    return None
-
-
-def decode(data: bytes) -> list[dict[str, Any]]:
-    """Every record in the bytes of a record file, as ``{"key", "facts", "result"}``."""
-    found = []
-    for key, raw in entries(data):
-        content = body(raw)
-        facts = facts_of(content[0], content[1]) if content is not None else None
-        if content is not None and facts is not None:
-            found.append({"key": key, "facts": facts, "result": content[2]})
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key given twice")
     return found
 
 
-def stored(environ: Mapping[str, str]) -> list[tuple[Any, bytes]]:
-    """The ``(key, body)`` pairs of the user's record file (``entries``)."""
+def load(data: bytes) -> Any:
+    """The JSON value in ``data`` (UTF-8), or ``None`` for bytes that are not one of
+    what the shim stores: the one decoder of what the shim keeps (records here, tools'
+    answers in ``_answers``). Refused, never raised: bytes not UTF-8, nesting deeper than
+    the interpreter recurses, a number not an integer (``NaN``, ``Infinity``, a
+    fraction), an integer of more digits than ``int`` converts, a key given twice, more
+    than ``MAX_CONTAINERS`` lists and objects (each costs the decoder time and memory)."""
+    if data.count(b"[") + data.count(b"{") > MAX_CONTAINERS:  # what decoding allocates
+        return None
+    try:
+        return json.loads(
+            data.decode(),
+            parse_constant=_refuse,
+            parse_float=_refuse,
+            object_pairs_hook=_unique,
+        )
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
+        return None
+
+
+def plan_fits(plan: object) -> TypeGuard[Plan]:
+    """Whether ``plan`` is one the adapters can apply: a ``Plan`` (``_schema.valid``),
+    and every setting names a component of the toolchain."""
+    if not valid(plan, Plan):
+        return False
+    checked = cast("Plan", plan)
+    components = checked["toolchain"]["components"]
+    return all(s["component"] in components for s in checked["settings"])
+
+
+def records(data: bytes) -> list[dict[str, Any]]:
+    """The records in the bytes of a record file, each ``{"key", "facts", "result"}``,
+    neither facts nor result checked yet (``lookup`` checks a record's only when its key
+    matches); none for bytes that are not a record file of this version."""
+    doc = load(data)
+    if type(doc) is not dict or doc.keys() != {"format", "records"}:
+        return []
+    found = doc["records"]
+    if doc["format"] != RECORD_FORMAT or type(found) is not list or len(found) > MAX_RECORDS:
+        return []
+    return [r for r in found if type(r) is dict and r.keys() == _RECORD_KEYS]
+
+
+def decode(data: bytes) -> list[dict[str, Any]]:
+    """Every record in the bytes of a record file whose facts are ``well_formed`` and
+    whose result ``plan_fits``."""
+    return [r for r in records(data) if well_formed(r["facts"]) and plan_fits(r["result"])]
+
+
+def stored(environ: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The records of the user's record file (``records``)."""
     data = read_private(cache_dir(environ), RECORD_FILE, MAX_RECORD_BYTES)
-    return [] if data is None else entries(data)
+    return [] if data is None else records(data)
 
 
-def lookup(key: list[Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
-    """The stored result for ``key`` whose facts all hold now, or ``None``."""
-    for found, raw in stored(environ):
-        if found == key:
-            content = body(raw)
-            if content is not None and verify(content[0], content[1], environ):
-                return content[2]
+def lookup(key: list[Any], environ: Mapping[str, str]) -> Plan | None:
+    """The stored plan for ``key`` (compared as JSON text, exactly) whose facts all hold
+    now, or ``None``."""
+    wanted = json.dumps(key)
+    for record in stored(environ):
+        if (
+            record["key"] == key  # first: no deep value reaches the encoder
+            and json.dumps(record["key"]) == wanted
+            and well_formed(record["facts"])
+            and plan_fits(record["result"])
+            and verify(record["facts"], environ)
+        ):
+            return record["result"]
     return None

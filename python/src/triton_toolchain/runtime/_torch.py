@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us
-    from ..resolver._plan import Plan
+    from ._schema import Plan
 
     PlanGetter = Callable[[], Plan]
 

@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._process import ORIGINAL, Patches, Report
 
 if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us each
-    from ..resolver._plan import Plan
     from ._process import Namespace
+    from ._schema import Plan
 
     PlanGetter = Callable[[], Plan]
     # Completes and applies the plan with a part Triton reads only when it takes it

@@ -10,17 +10,15 @@ Guarantees:
   same question. Failures are remembered like answers ("did not answer within 10 s"),
   so a hanging tool costs its timeout once, not in every process.
 - The file lives in the user's cache directory
-  (``$XDG_CACHE_HOME/triton-toolchain/answers-v3.marshal``, default ``~/.cache/...``) only
+  (``$XDG_CACHE_HOME/triton-toolchain/answers-v4.json``, default ``~/.cache/...``) only
   when that directory belongs to this user and nobody else can change it (``_trust``);
   otherwise nothing is read or written there, and what this process learns is kept in
   its memory only (asked once per process). A missing, damaged, oversized or special
   file (a FIFO, a link to ``/dev/zero``), one others can write, or one whose content is
   not exactly answers (``parse``) only means asking again; it is replaced by a temporary
   file renamed over it.
-- Stored with ``marshal`` behind a header line, walked by ``_record.bounded`` before it
-  is decoded (the activation record's one decoder). ``json`` is then imported only for a
-  manifest or exports: a resolution without them never loads it (about a millisecond;
-  ``import triton`` loads it itself, after the shim).
+- Stored as JSON, decoded by ``_record.load`` (the one decoder of what the shim keeps:
+  strict, what it refuses is no answers at all).
 - Within ``written_once()`` (one resolution), answers are written to the file once, on
   leaving, not once each: a resolution on an empty cache asks several tools and reads
   several files. A failure is still written at once (a tool that hangs costs its timeout
@@ -29,7 +27,7 @@ Guarantees:
 
 from __future__ import annotations
 
-import marshal
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -37,12 +35,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ...runtime._record import MARSHAL_VERSION, load_bounded, read_private
+from ...runtime._record import load, read_private
 from .._observe import write_private
 from . import _fs
 
-ANSWERS_FILE = "answers-v3.marshal"
-ANSWERS_HEADER = b"triton-toolchain answers 3\n"
+ANSWERS_FILE = "answers-v4.json"
+ANSWERS_FORMAT = "triton-toolchain answers 4"
 MAX_ENTRIES = 512
 MAX_BYTES = 4 << 20
 _LOCK = threading.Lock()
@@ -79,29 +77,28 @@ def version_of(path: Path) -> str:
 def parse(data: bytes | None) -> dict[str, Any]:
     """The answers in the bytes of an answers file: ``{key: [ok, text]}`` (at most
     ``MAX_ENTRIES``, ``ok`` a boolean, ``text`` a string), or none at all for bytes that
-    are not exactly that (the header, then one marshalled dictionary that
-    ``_record.bounded`` lets through). Never raises."""
-    if data is None or not data.startswith(ANSWERS_HEADER):
+    are not exactly that (``{"format": ANSWERS_FORMAT, "answers": {...}}``, as
+    ``_record.load`` decodes it). Never raises."""
+    doc = load(data) if data is not None else None
+    if type(doc) is not dict or doc.keys() != {"format", "answers"}:
         return {}
-    loaded = load_bounded(memoryview(data)[len(ANSWERS_HEADER) :])
+    found = doc["answers"]
     valid = (
-        type(loaded) is dict
-        and len(loaded) <= MAX_ENTRIES
+        doc["format"] == ANSWERS_FORMAT
+        and type(found) is dict
+        and len(found) <= MAX_ENTRIES
         and all(
-            type(k) is str
-            and type(v) is list
-            and len(v) == 2
-            and type(v[0]) is bool
-            and type(v[1]) is str
-            for k, v in loaded.items()
+            type(v) is list and len(v) == 2 and type(v[0]) is bool and type(v[1]) is str
+            for v in found.values()
         )
     )
-    return loaded if valid else {}
+    return found if valid else {}
 
 
 def encode(entries: dict[str, Any]) -> bytes:
     """The bytes of an answers file holding ``entries`` (``parse``'s shape)."""
-    return ANSWERS_HEADER + marshal.dumps(entries, MARSHAL_VERSION)
+    doc = {"format": ANSWERS_FORMAT, "answers": entries}
+    return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _entries(directory: Path) -> dict[str, Any]:
