@@ -268,6 +268,58 @@ COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
 TORCH_ONLY: frozenset[str] = frozenset(
     c.name for c in COMPONENTS if c.used_by in ("inductor", "extension")
 )
+# NVIDIA's nvcc wheel on PyPI (it holds bin/ptxas) per CUDA major release: the plain
+# `nvidia-cuda-nvcc` is the newest CUDA (13.x), which cannot assemble what CUDA 13 dropped.
+NVCC_WHEEL: dict[int, str] = {12: "nvidia-cuda-nvcc-cu12", 13: "nvidia-cuda-nvcc"}
+# The packages of the compilers a setting may name: (Debian/Ubuntu, conda-forge).
+COMPILER_PACKAGES: dict[str, tuple[str, str]] = {
+    "gcc": ("gcc", "gcc"),
+    "cc": ("gcc", "c-compiler"),
+    "clang": ("clang", "clang"),
+    "g++": ("g++", "gxx"),
+    "c++": ("g++", "cxx-compiler"),
+    "clang++": ("clang", "clangxx"),
+}
+
+
+def install_program(program: str) -> str:
+    """How to install the program a setting names (``CC=clang``: clang, not gcc).
+
+    >>> install_program("clang").split(";")[0]
+    'install clang (Debian/Ubuntu: `apt install clang`'
+    """
+    packages = COMPILER_PACKAGES.get(program)
+    if packages is None:
+        return f"install {program}"
+    apt, conda = packages
+    return (
+        f"install {program} (Debian/Ubuntu: `apt install {apt}`; conda: "
+        f"`conda install -c conda-forge {conda}`)"
+    )
+
+
+def component_fix(name: str, arch: int | None = None, triton: TritonRelease | None = None) -> str:
+    """The fix for a missing or wrong component ``name`` when Triton release ``triton``
+    compiles for ``sm_<arch>``: the catalog's, but for a ptxas Triton runs for an
+    architecture a later CUDA dropped, a ptxas of the last CUDA that has it.
+
+    >>> component_fix("ptxas", 70, triton_release((3, 9))).split(" or ")[0]
+    'install a CUDA 12 ptxas (`pip install nvidia-cuda-nvcc-cu12`; CUDA 13 dropped sm_70)'
+    """
+    spec = COMPONENT[name]
+    limits = ARCH_RELEASES.get(arch) if arch is not None else None
+    if arch is None or limits is None or limits[1] is None or spec.serves is None:
+        return spec.fix
+    if ptxas_for(arch, triton) != name or limits[1][0] not in NVCC_WHEEL:
+        return spec.fix
+    major = limits[1][0]
+    return (
+        f"install a CUDA {major} ptxas (`pip install {NVCC_WHEEL[major]}`; CUDA {major + 1} "
+        f"dropped {arch_name(arch)}) or set {spec.variable} to an absolute CUDA {major}.x "
+        "ptxas path"
+    )
+
+
 # What torch's part of a plan is made of (``_plan``): its own and ``Python.h``.
 TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
 # What only the shim's launcher build reads (``_triton._build``): the C compiler (a

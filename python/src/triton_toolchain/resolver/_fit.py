@@ -41,6 +41,8 @@ from ._catalog import (
     advisories_for,
     advisory_text,
     arch_name,
+    arch_problem,
+    component_fix,
     driver_loads,
     parse_release,
     ptxas_for,
@@ -136,6 +138,10 @@ def judge(
     """``(problem, fix)`` for running the ptxas at ``path`` (CUDA ``release``) to assemble
     ``sm_<arch>`` for the imported Triton and the chosen driver, or ``None``."""
     triton = _triton_version()
+    dropped = arch_problem(arch, release)
+    if dropped is not None:  # a CUDA 13 ptxas for sm_70: a CUDA 12 one is the fix
+        component = ptxas_for(arch, triton_release(triton))
+        return dropped, component_fix(component, arch, triton_release(triton))
     ptx = _ptx_version(namespace, triton, release)
     name = f"Triton {triton[0]}.{triton[1]}" if triton else "this Triton"
     if ptx is None:
