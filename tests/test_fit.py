@@ -193,7 +193,8 @@ def test_an_explicit_ptxas_that_fails_the_probe_is_a_setting_error(tmp_path: Pat
 
 def test_discovery_prefers_against_an_advisory(tmp_path: Path) -> None:
     """Triton bundles a 13.1 ptxas-blackwell (3.7's did) and CUDA_HOME has a 13.5: for
-    sm_100 the 13.1 one is passed over (pytorch/pytorch#181248); for sm_90 it is kept."""
+    sm_100 the 13.1 one is passed over (pytorch/pytorch#181248); for sm_120, which no
+    advisory names, it is kept."""
     triton = _triton_tree(tmp_path, "3.7.1")
     bundled = wrapper(triton / "backends/nvidia/bin/ptxas-blackwell", real_ptxas("13.1"))
     home = tmp_path / "cuda-13.5"
@@ -204,10 +205,10 @@ def test_discovery_prefers_against_an_advisory(tmp_path: Path) -> None:
         triton_dir=triton,
         triton=triton_release((3, 7)),
     )
-    assert advisories_for("ptxas-blackwell", "13.1", 100)
+    assert advisories_for("ptxas-blackwell", "13.1", 100, host.triton)
     assert locate(LOCATORS, "ptxas-blackwell", host, Context(arch=100)).path == str(other)
     kept = locate(LOCATORS, "ptxas-blackwell", host, Context(arch=120))
-    assert kept.path == str(other)
+    assert kept.path == str(bundled)
     alone = fake_host(
         tmp_path, {"PATH": str(tmp_path / "empty")}, triton_dir=triton, triton=host.triton
     )

@@ -22,7 +22,9 @@ from pathlib import Path
 RELEASES: tuple[tuple[str, str], ...] = (
     ("nvidia-cuda-nvcc-cu12", "12.4.131"),
     ("nvidia-cuda-nvcc-cu12", "12.6.20"),
+    ("nvidia-cuda-nvcc-cu12", "12.9.86"),
     ("nvidia-cuda-nvcc", "13.1.115"),
+    ("nvidia-cuda-nvcc", "13.3.33"),
     ("nvidia-cuda-nvcc", "13.5.37"),
 )
 

@@ -43,6 +43,7 @@ from ._doctor import unusable_tools
 from ._report import (
     GoalVerdict,
     Installed,
+    advisories,
     doctor_details,
     doctor_report,
     explain_missing,
@@ -184,6 +185,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         doc: dict[str, Any] = dict(tc.to_dict())
         doc["refused_by_triton"] = list(refused)
+        doc["advisories"] = advisories(tc, installed.triton_release)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
         doc["manifest_rejections"] = rejected
         if report is not None:

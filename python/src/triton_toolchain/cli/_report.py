@@ -24,9 +24,13 @@ from ..resolver._catalog import (
     COMPONENT,
     COMPONENTS,
     GOALS,
+    Advisory,
     Goal,
     GoalStep,
     TritonRelease,
+    advised_archs,
+    advisories_for,
+    advisory_text,
     assigned_version,
 )
 from ..resolver._discovery import _fs
@@ -415,6 +419,48 @@ def shown_components(verdicts: Mapping[str, GoalVerdict]) -> list[str]:
     return [c.name for c in COMPONENTS if every or c.name in needed]
 
 
+def _advised(
+    tc: Toolchain, triton: TritonRelease | None
+) -> list[tuple[Choice, Advisory, tuple[int, ...]]]:
+    """Each advisory (``_catalog.ADVISORIES``) that a chosen ptxas matches where the
+    installed Triton release ``triton`` runs it (for ``tc.arch``, or without one for any
+    architecture of the row), with the architectures it concerns."""
+    return [
+        (choice, advisory, advised_archs(advisory, name, tc.arch, triton))
+        for name in _PTXAS
+        if (choice := tc[name]).path is not None and choice.version is not None
+        for advisory in advisories_for(name, choice.version, tc.arch, triton)
+    ]
+
+
+def advisories(tc: Toolchain, triton: TritonRelease | None) -> list[dict[str, object]]:
+    """``doctor --json``'s ``advisories``: one object per match of ``_advised``."""
+    return [
+        {
+            "component": choice.component,
+            "path": choice.path,
+            "release": choice.version,
+            "archs": list(archs),
+            "reference": advisory.reference,
+            "effect": advisory.effect,
+            "fixed_in": ".".join(map(str, advisory.fixed_in)) if advisory.fixed_in else None,
+            "certainty": advisory.certainty,
+            "text": advisory_text(advisory, choice.version or ""),
+        }
+        for choice, advisory, archs in _advised(tc, triton)
+    ]
+
+
+def advisory_lines(tc: Toolchain, triton: TritonRelease | None) -> list[str]:
+    """``advisory: ptxas-blackwell for sm_100: ptxas 13.3 drops ...``, one line per match
+    of ``_advised``: on ``doctor``'s default screen."""
+    return [
+        f"advisory: {choice.component} for {', '.join(f'sm_{n}' for n in archs)}: "
+        + advisory_text(advisory, choice.version or "")
+        for choice, advisory, archs in _advised(tc, triton)
+    ]
+
+
 def doctor_report(
     tc: Toolchain,
     *,
@@ -437,6 +483,7 @@ def doctor_report(
         out += _goal_lines(verdict, width)
     out += _error_lines(tc)
     out += [f"note: {note}" for note in tc.notes]
+    out += advisory_lines(tc, installed.triton_release) if installed is not None else []
     rows = [("component", "status", "version", "source", "path")]
     bundled: set[str] = set()
     for name in names:

@@ -268,6 +268,58 @@ COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
 TORCH_ONLY: frozenset[str] = frozenset(
     c.name for c in COMPONENTS if c.used_by in ("inductor", "extension")
 )
+# NVIDIA's nvcc wheel on PyPI (it holds bin/ptxas) per CUDA major release: the plain
+# `nvidia-cuda-nvcc` is the newest CUDA (13.x), which cannot assemble what CUDA 13 dropped.
+NVCC_WHEEL: dict[int, str] = {12: "nvidia-cuda-nvcc-cu12", 13: "nvidia-cuda-nvcc"}
+# The packages of the compilers a setting may name: (Debian/Ubuntu, conda-forge).
+COMPILER_PACKAGES: dict[str, tuple[str, str]] = {
+    "gcc": ("gcc", "gcc"),
+    "cc": ("gcc", "c-compiler"),
+    "clang": ("clang", "clang"),
+    "g++": ("g++", "gxx"),
+    "c++": ("g++", "cxx-compiler"),
+    "clang++": ("clang", "clangxx"),
+}
+
+
+def install_program(program: str) -> str:
+    """How to install the program a setting names (``CC=clang``: clang, not gcc).
+
+    >>> install_program("clang").split(";")[0]
+    'install clang (Debian/Ubuntu: `apt install clang`'
+    """
+    packages = COMPILER_PACKAGES.get(program)
+    if packages is None:
+        return f"install {program}"
+    apt, conda = packages
+    return (
+        f"install {program} (Debian/Ubuntu: `apt install {apt}`; conda: "
+        f"`conda install -c conda-forge {conda}`)"
+    )
+
+
+def component_fix(name: str, arch: int | None = None, triton: TritonRelease | None = None) -> str:
+    """The fix for a missing or wrong component ``name`` when Triton release ``triton``
+    compiles for ``sm_<arch>``: the catalog's, but for a ptxas Triton runs for an
+    architecture a later CUDA dropped, a ptxas of the last CUDA that has it.
+
+    >>> component_fix("ptxas", 70, triton_release((3, 9))).split(" or ")[0]
+    'install a CUDA 12 ptxas (`pip install nvidia-cuda-nvcc-cu12`; CUDA 13 dropped sm_70)'
+    """
+    spec = COMPONENT[name]
+    limits = ARCH_RELEASES.get(arch) if arch is not None else None
+    if arch is None or limits is None or limits[1] is None or spec.serves is None:
+        return spec.fix
+    if ptxas_for(arch, triton) != name or limits[1][0] not in NVCC_WHEEL:
+        return spec.fix
+    major = limits[1][0]
+    return (
+        f"install a CUDA {major} ptxas (`pip install {NVCC_WHEEL[major]}`; CUDA {major + 1} "
+        f"dropped {arch_name(arch)}) or set {spec.variable} to an absolute CUDA {major}.x "
+        "ptxas path"
+    )
+
+
 # What torch's part of a plan is made of (``_plan``): its own and ``Python.h``.
 TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
 # What only the shim's launcher build reads (``_triton._build``): the C compiler (a
@@ -821,48 +873,132 @@ def driver_loads(ptxas_release: tuple[int, int], driver_cuda: tuple[int, int]) -
     return driver_cuda >= ptxas_release
 
 
-class Advisory(NamedTuple):
-    """A known-bad build: ``tool`` of CUDA releases ``releases`` (first, last, inclusive)
-    for the architectures ``archs`` has ``effect``; ``reference`` is the source. A
-    discovered match is taken only when nothing else fits; an explicit one is a
-    warning; ``doctor`` shows it."""
+# How sure an advisory is: "confirmed" (the vendor or the project's maintainers name the
+# bug and its fix), "reported" (reproduced by reporters; the range is what they tested).
+Certainty = Literal["confirmed", "reported"]
 
-    tool: str
-    releases: tuple[tuple[int, int], tuple[int, int]]
-    archs: tuple[int, ...]
-    effect: str
+
+class Advisory(NamedTuple):
+    """A known-bad ptxas build, as reported by ``reference`` (``owner/repo#number``).
+
+    - ``archs``: the targets it concerns. The tool role it concerns is the one the
+      installed Triton runs for them (``ptxas_for``; ``advised_archs``): sm_90 is
+      ``ptxas`` up to 3.8 and ``ptxas-blackwell`` on 3.9, sm_100 is ``ptxas-blackwell``
+      from 3.6 and ``ptxas`` on 3.4/3.5. A role that does not run for them is not flagged.
+    - ``releases``: the CUDA releases of ptxas affected (first, last; inclusive, as the
+      source tested them); ``fixed_in``: the first release the source gives as fixed
+      (``None``: none known).
+    - ``effect``: what goes wrong (one clause, after "ptxas 13.1 ..."); ``kernels``: the
+      kernels affected and the Triton builds that bundle an affected ptxas.
+    - ``certainty`` and ``basis``: how sure the row is, and on what it rests.
+
+    Discovery for a matching target takes such a build only when nothing else fits; an
+    explicit setting is honoured with a warning at the first compile that uses it;
+    ``doctor`` shows one line per match. ``tests/test_advisories.py`` checks every field
+    of every row, each row with a real ptxas of an affected and of a fixed release."""
+
     reference: str
+    archs: tuple[int, ...]
+    releases: tuple[tuple[int, int], tuple[int, int]]
+    fixed_in: tuple[int, int] | None
+    effect: str
+    kernels: str
+    certainty: Certainty
+    basis: str
 
 
 ADVISORIES: tuple[Advisory, ...] = (
     Advisory(
-        tool="ptxas",
-        releases=((13, 1), (13, 1)),
-        archs=(100, 120),
-        effect="gives nondeterministic results on Blackwell (B200); Triton pinned its "
-        "ptxas-blackwell back to 12.9 for sm_100/sm_120",
-        reference="pytorch/pytorch#181248, triton-lang/triton#10462",
+        reference="pytorch/pytorch#181248",
+        archs=(100,),
+        releases=((13, 0), (13, 1)),
+        fixed_in=None,
+        effect="gives nondeterministic results on B200 (run to run and across batch sizes)",
+        kernels="vLLM's FP8 batch-invariant MoE Triton kernel with Triton 3.7, whose bundled "
+        "ptxas-blackwell is 13.1.80; a 12.8 ptxas does not reproduce it",
+        certainty="reported",
+        basis="reproduced with ptxas 13.1.80 and 13.0.88 (triton-lang/triton#10469); Triton "
+        "did not pin back (triton-lang/triton#10462 and #10469 were closed unmerged) and "
+        "moved on to 13.3.33 (3.8) and 13.4.59 (3.9); no fixed ptxas is named",
+    ),
+    Advisory(
+        reference="pytorch/pytorch#190973",
+        archs=(100,),
+        releases=((12, 8), (13, 3)),
+        fixed_in=(13, 4),
+        effect="drops the negated operand of a fused integer min/max (VIMNMX3), turning "
+        "max(abs(x), y) into max(x, y): silently wrong results",
+        kernels="integer abs feeding a max or min, assembled at -O1 or above (FlexAttention "
+        "neighbourhood masks); the bundled ptxas-blackwell 13.3.33 of Triton 3.8",
+        certainty="reported",
+        basis="reproduced with ptxas 12.8, 13.0, 13.1 and 13.3, correct at -O0 (issue open, "
+        "labelled silent correctness); 13.4 (Triton 3.9's ptxas-blackwell) given as fixed; "
+        "Triton's workaround (triton-lang/triton#11032) was closed unmerged",
+    ),
+    Advisory(
+        reference="triton-lang/triton#11781",
+        archs=(90,),
+        releases=((12, 0), (13, 2)),
+        fixed_in=(13, 3),
+        effect="can reuse input registers before a register-operand WGMMA has read them: "
+        "wrong matmul results on Hopper",
+        kernels="matmuls whose WGMMA reads an operand from registers; the bundled ptxas of "
+        "every Triton up to 3.8 (12.8.93, 12.9.86), which runs for sm_90 there",
+        certainty="confirmed",
+        basis="reproduced with 12.9 (64 expected, 61 out; 13.4 gives 64); the fix is in CUDA "
+        "13.3's release notes; Triton 3.9 runs its 13.4 ptxas-blackwell from sm_90 for it "
+        "(triton-lang/triton#11854); releases before 12.9 counted as affected, the notes "
+        "naming no first one",
     ),
 )
 
 
-def advisories_for(tool: str, release: str | None, arch: int | None) -> tuple[Advisory, ...]:
-    """The advisories matching ``tool`` (``"ptxas"`` for ``ptxas-blackwell`` as well) of
-    CUDA ``release`` used for ``sm_<arch>`` (``None``: any architecture).
+def advised_archs(
+    advisory: Advisory, component: str, arch: int | None, triton: TritonRelease | None
+) -> tuple[int, ...]:
+    """The architectures of ``advisory`` (only ``arch`` when given) for which Triton
+    release ``triton`` runs ``component``.
 
-    >>> [a.reference.split(",")[0] for a in advisories_for("ptxas-blackwell", "13.1", 100)]
-    ['pytorch/pytorch#181248']
-    >>> advisories_for("ptxas", "13.1", 90)
+    >>> row = ADVISORIES[2]  # triton-lang/triton#11781, sm_90
+    >>> advised_archs(row, "ptxas", None, triton_release((3, 8)))
+    (90,)
+    >>> advised_archs(row, "ptxas", None, triton_release((3, 9)))
+    ()
+    """
+    if triton is None or not triton.uses(component):
+        return ()
+    archs = advisory.archs if arch is None else tuple(a for a in advisory.archs if a == arch)
+    return tuple(a for a in archs if ptxas_for(a, triton) == component)
+
+
+def advisories_for(
+    component: str, release: str | None, arch: int | None, triton: TritonRelease | None
+) -> tuple[Advisory, ...]:
+    """The advisories about ``component`` (``ptxas`` or ``ptxas-blackwell``) of CUDA
+    ``release`` where Triton release ``triton`` runs it for ``sm_<arch>`` (``None``: for
+    any architecture of the row).
+
+    >>> r37 = triton_release((3, 7))
+    >>> [a.reference for a in advisories_for("ptxas-blackwell", "13.1", 100, r37)]
+    ['pytorch/pytorch#181248', 'pytorch/pytorch#190973']
+    >>> advisories_for("ptxas", "13.1", 100, r37)  # 3.7 runs ptxas-blackwell there
+    ()
+    >>> advisories_for("ptxas-blackwell", "13.4", 100, r37)  # fixed
     ()
     """
     version = parse_release(release) if release else None
     if version is None:
         return ()
-    name = "ptxas" if tool.startswith("ptxas") else tool
     return tuple(
         a
         for a in ADVISORIES
-        if a.tool == name
-        and a.releases[0] <= version <= a.releases[1]
-        and (arch is None or arch in a.archs)
+        if a.releases[0] <= version <= a.releases[1] and advised_archs(a, component, arch, triton)
     )
+
+
+def advisory_text(advisory: Advisory, release: str) -> str:
+    """``"ptxas 13.3 drops ...; fixed in 13.4 (reported; pytorch/pytorch#190973)"``: what
+    ``doctor`` and the compile-time warning say of a match."""
+    fixed = advisory.fixed_in
+    fix = f"fixed in CUDA {fixed[0]}.{fixed[1]}" if fixed else "no fixed release known"
+    return f"ptxas {release} {advisory.effect}; {fix} ({advisory.certainty}; {advisory.reference})"

@@ -39,7 +39,10 @@ from ._catalog import (
     COMPONENT,
     MIN_DRIVER,
     advisories_for,
+    advisory_text,
     arch_name,
+    arch_problem,
+    component_fix,
     driver_loads,
     parse_release,
     ptxas_for,
@@ -135,6 +138,10 @@ def judge(
     """``(problem, fix)`` for running the ptxas at ``path`` (CUDA ``release``) to assemble
     ``sm_<arch>`` for the imported Triton and the chosen driver, or ``None``."""
     triton = _triton_version()
+    dropped = arch_problem(arch, release)
+    if dropped is not None:  # a CUDA 13 ptxas for sm_70: a CUDA 12 one is the fix
+        component = ptxas_for(arch, triton_release(triton))
+        return dropped, component_fix(component, arch, triton_release(triton))
     ptx = _ptx_version(namespace, triton, release)
     name = f"Triton {triton[0]}.{triton[1]}" if triton else "this Triton"
     if ptx is None:
@@ -234,24 +241,27 @@ def _decide(
     setting = _setting(plan, component)
     explicit = bool(setting and setting["user"])
     found = judge(path, release, arch, namespace, plan["driver"])
-    advised = advisories_for(component, release, arch) if found is None else ()
+    row = triton_release(_triton_version())
+    # With no target known (3.0-3.2, 3.4/3.5) no advisory is given here: `doctor` shows them.
+    advised = (
+        advisories_for(component, release, arch, row) if found is None and not any_target else ()
+    )
+    # One warning per tool and advisories, at the first compile they concern.
+    said = f"{path} (as {component} for {target}): " + "; ".join(
+        advisory_text(a, release) for a in advised
+    )
+    key = f"advisory {path} {' '.join(a.reference for a in advised)}"
     if found is None and (explicit or not advised):
-        for advisory in advised:
-            _warn_once(
-                f"{path} (ptxas {release}) {advisory.effect} ({advisory.reference}); it is "
-                f"used for {target} because {COMPONENT[component].variable} names it"
-            )
+        if advised:
+            variable = setting["variable"] if setting else component
+            _warn_once(f"{said}; it is used because {variable} names it", key=key)
         return tool
     other = _alternative(component, arch, namespace, plan["driver"], path)
     if found is None:  # a known-bad build the shim found: another that fits, if any
-        effect = "; ".join(f"{a.effect} ({a.reference})" for a in advised)
-        if other is None:
-            _warn_once(
-                f"{path} (ptxas {release}) {effect}; it is used for {target} because "
-                "no other ptxas found fits"
-            )
+        if other is None or advisories_for(component, other[1], arch, row):
+            _warn_once(f"{said}; it is used: no other ptxas found fits without one", key=key)
             return tool
-        _warn_once(f"{path} (ptxas {release}) {effect}; using {other[0]} (CUDA {other[1]})")
+        _warn_once(f"{said}; using {other[0]} (CUDA {other[1]}) instead", key=key)
         return _same_shape(tool, *other)
     problem, fix = found
     here = f" (one that fits here: {other[0]}, CUDA {other[1]})" if other else ""

@@ -18,7 +18,15 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..runtime._errors import MissingComponentError, SettingError
-from ._catalog import COMPONENT, DRIVER_SONAME, arch_problem, major_minor, ptxas_for, triton_release
+from ._catalog import (
+    COMPONENT,
+    DRIVER_SONAME,
+    arch_problem,
+    component_fix,
+    major_minor,
+    ptxas_for,
+    triton_release,
+)
 from ._model import Toolchain
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
@@ -90,17 +98,21 @@ def _target(arch: int | None) -> str:
 def _user_fix(arch: int | None, plan: Plan | None) -> str | None:
     """The fix where the user set the ptxas Triton runs for ``sm_<arch>`` (``None``:
     for every target): change or unset that setting, not "set" it."""
-    component = "ptxas" if arch is None else ptxas_for(arch, triton_release(_triton_version()))
+    row = triton_release(_triton_version())
+    component = "ptxas" if arch is None else ptxas_for(arch, row)
     settings = plan["settings"] if plan is not None else []
     setting = next((s for s in settings if s["component"] == component), None)
     if setting is None or not setting["user"]:
         return None
     doctor = "triton-toolchain doctor" + (f" --arch {arch}" if arch is not None else "")
+    # A ptxas for an architecture a later CUDA dropped: which one can (sm_70: CUDA 12's).
+    which = component_fix(component, arch, row)
+    which = f" ({which})" if which != COMPONENT[component].fix else ""
     return (
         f"{COMPONENT[component].variable} is set to {setting['value']!r}, which Triton runs"
-        f"{_target(arch) or ' for every target'}: point it at a ptxas that can assemble it, "
-        f"or unset it to let triton-toolchain choose; `{doctor}` lists every ptxas found and "
-        "which fit"
+        f"{_target(arch) or ' for every target'}: point it at a ptxas that can assemble "
+        f"it{which}, or unset it to let triton-toolchain choose; `{doctor}` lists every ptxas "
+        "found and which fit"
     )
 
 
@@ -115,10 +127,12 @@ def _fixes(arch: int | None, plan: Plan | None = None) -> str:
             f"{spec.fix}; `triton-toolchain doctor` lists every ptxas found and why each "
             "was rejected"
         )
-    component = ptxas_for(arch, triton_release(_triton_version()))
+    row = triton_release(_triton_version())
+    component = ptxas_for(arch, row)
     spec = COMPONENT[component]
     return (
-        f"set {spec.variable} ({component}, what this Triton runs for sm_{arch}): {spec.fix}; "
+        f"set {spec.variable} ({component}, what this Triton runs for sm_{arch}): "
+        f"{component_fix(component, arch, row)}; "
         f"`triton-toolchain doctor --arch {arch}` lists every ptxas found and why each was "
         "rejected"
     )

@@ -29,12 +29,28 @@ from pathlib import Path
 
 from ..runtime import _trust
 from ..runtime._errors import SettingError
-from ._catalog import ARCH_RELEASES, COMPONENTS, DRIVER_SONAME, Component
+from ._catalog import (
+    ARCH_RELEASES,
+    COMPONENTS,
+    DRIVER_SONAME,
+    Component,
+    component_fix,
+    install_program,
+)
 from ._discovery import LOCATORS, _fs
 from ._discovery._answers import written_once
 from ._discovery._host import Host
 from ._discovery._run import ask_each
-from ._discovery._search import Context, Locator, NotThisComponent, Step, Verdict, first, search
+from ._discovery._search import (
+    Context,
+    Locator,
+    NotThisComponent,
+    ProgramNotFound,
+    Step,
+    Verdict,
+    first,
+    search,
+)
 from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, load_for
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
@@ -149,13 +165,24 @@ def _exported_source(
     return None
 
 
-def _setting_error(spec: Component, variable: str, value: str, problem: str) -> str:
+def _setting_error(
+    spec: Component, variable: str, value: str, problem: str, fix: str, found: Choice | None
+) -> str:
     """The error of a wrong explicit setting: the variable, its value, the problem, and
-    the fix (for a file others could change, making it safe; else the component's)."""
-    fix = _trust.FIX if problem.startswith(_trust.UNTRUSTED) else spec.fix
-    return (
-        f"{variable}={value!r}: {problem}; fix: {fix}, or unset {variable} to "
-        "let triton-toolchain look for it"
+    the fix that works here: the candidate discovery finds without the variable
+    (``found``) where there is one, else ``fix``; for a file others could change, making
+    it safe comes first."""
+    fix = _trust.FIX if problem.startswith(_trust.UNTRUSTED) else fix
+    if found is not None and found.path is not None:
+        version = f", {found.version}" if found.version else ""
+        use = (
+            f"set {variable} to {found.path} (found here{version}) or unset {variable} to "
+            "let triton-toolchain use it"
+        )
+        fix = use if fix == spec.fix else f"{fix}; or {use}"
+        return f"{variable}={value!r}: {problem}; fix: {fix}"
+    return f"{variable}={value!r}: {problem}; fix: {fix}, or unset {variable} to let " + (
+        "triton-toolchain look for it"
     )
 
 
@@ -222,7 +249,9 @@ class _Cascade(NamedTuple):
             history.notes.append(str(note))
             return None
         except ValueError as exc:
-            return history.choice(spec.name, error=_setting_error(spec, variable, value, str(exc)))
+            missing = exc.program if isinstance(exc, ProgramNotFound) else None
+            error = self.error(variable, value, str(exc), missing)
+            return history.choice(spec.name, error=error)
         exported = _exported_source(spec, variable, path, value, self.manifest, self.exports)
         ctx = self.ctx._replace(
             named=True,
@@ -235,10 +264,20 @@ class _Cascade(NamedTuple):
         if verdict.problem is None:
             return self.found(history, path, verdict, source)
         if exported is None:
-            error = _setting_error(spec, variable, value, verdict.problem)
+            error = self.error(variable, value, verdict.problem, None)
             return history.choice(spec.name, error=error)
         history.rejected.append(Rejection(str(path), verdict.problem, source))
         return None
+
+    def error(self, variable: str, value: str, problem: str, missing: str | None) -> str:
+        """``_setting_error`` for this component's ``variable``: the fix for its case (the
+        program it names installed, a ptxas for the target) and what discovery finds
+        without the variable (a second search, on this error's path only)."""
+        spec = self.spec
+        fix = install_program(missing) if missing else None
+        fix = fix or component_fix(spec.name, self.ctx.arch, self.host.triton)
+        found = self.search(_History(), self.locator.steps) if self.locator.steps else None
+        return _setting_error(spec, variable, value, problem, fix, found)
 
     def from_manifest(self, history: _History) -> Choice | None:
         if self.manifest is None:

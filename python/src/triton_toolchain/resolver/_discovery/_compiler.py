@@ -45,7 +45,7 @@ from . import _fs
 from ._host import Host, child_environ
 from ._layouts import path_candidates, path_step, search_path
 from ._run import Question, ask_question
-from ._search import Candidate, Context, Locator, Step, Verdict, discovered
+from ._search import Candidate, Context, Locator, ProgramNotFound, Step, Verdict, discovered
 
 
 class Language(NamedTuple):
@@ -130,9 +130,10 @@ def _program(host: Host, word: str) -> Path:
         if _fs.file_problem(cand.path, executable=True) is None:
             return cand.path
     ignored = f" ({'; '.join(refused)})" if refused else ""
-    raise ValueError(
+    raise ProgramNotFound(
+        word,
         f"{word!r} was not found on the absolute entries of PATH{ignored}: install it or "
-        "give its absolute path"
+        "give its absolute path",
     )
 
 

@@ -78,6 +78,16 @@ class NotThisComponent(Exception):
     message becomes a note and the search goes on as if the variable were unset."""
 
 
+class ProgramNotFound(ValueError):
+    """Raised by ``Locator.explicit`` when a program the setting names by a bare name is
+    not on ``PATH`` (``CC=clang`` with no clang): ``program`` is that name, so that the
+    fix is to install it, not another one."""
+
+    def __init__(self, program: str, message: str) -> None:
+        super().__init__(message)
+        self.program = program
+
+
 def _as_is(host: Host, value: str) -> Path:
     del host
     return Path(value)

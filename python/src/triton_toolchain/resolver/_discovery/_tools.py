@@ -44,7 +44,9 @@ from pathlib import Path
 from .._catalog import (
     COMPONENT,
     COMPONENTS,
+    advised_archs,
     advisories_for,
+    advisory_text,
     arch_problem,
     must_assemble,
     parse_release,
@@ -125,18 +127,14 @@ def fit_problem(component: str, path: Path, release: str, host: Host, arch: int)
     )
 
 
-def advisory_note(component: str, release: str, arch: int | None) -> str | None:
-    """The known-bad builds ``component`` of ``release`` matches for ``sm_<arch>``
-    (``None``: any), as one note."""
-    found = advisories_for(component, release, arch)
-    return (
-        "; ".join(
-            f"advisory: ptxas {release} {a.effect} "
-            f"(sm_{', sm_'.join(map(str, a.archs))}; {a.reference})"
-            for a in found
-        )
-        or None
-    )
+def advisory_note(component: str, release: str, host: Host, arch: int | None) -> str | None:
+    """The known-bad builds ``component`` of ``release`` matches where the installed
+    Triton runs it for ``sm_<arch>`` (``None``: any), as one note."""
+    notes = []
+    for advisory in advisories_for(component, release, arch, host.triton):
+        archs = ", ".join(f"sm_{n}" for n in advised_archs(advisory, component, arch, host.triton))
+        notes.append(f"advisory for {archs}: {advisory_text(advisory, release)}")
+    return "; ".join(notes) or None
 
 
 def check_tool(component: str, host: Host, path: Path, ctx: Context) -> Verdict:
@@ -156,7 +154,7 @@ def check_tool(component: str, host: Host, path: Path, ctx: Context) -> Verdict:
     problem = release_problem(component, release, host, ctx.arch)
     if problem is None and ctx.arch is not None and (host.verify or not ctx.manifest):
         problem = fit_problem(component, path, release, host, ctx.arch)
-    note = advisory_note(component, release, ctx.arch) if component in PTXAS else None
+    note = advisory_note(component, release, host, ctx.arch) if component in PTXAS else None
     advised = note is not None and ctx.arch is not None and not ctx.named
     return Verdict(release, problem, note=note, advised_against=advised)
 
