@@ -66,10 +66,15 @@ def test_owned_by_another_user_is_not_trusted(tmp_path: Path) -> None:
     directory = mine(tmp_path / "d")
     tool = a_file(directory / "ptxas")
     os.chown(tool, OTHER_UID, OTHER_UID)
-    assert verdict(tool) == f"{UNTRUSTED}file {tool} is owned by uid {OTHER_UID}"
+    group = f"group (gid {OTHER_UID})"
+    assert (
+        verdict(tool) == f"{UNTRUSTED}file {tool} is owned by uid {OTHER_UID}, {group}, mode 0644"
+    )
     os.chown(tool, 0, 0)
     os.chown(directory, OTHER_UID, OTHER_UID)
-    assert verdict(tool) == f"{UNTRUSTED}directory {directory} is owned by uid {OTHER_UID}"
+    assert verdict(tool) == (
+        f"{UNTRUSTED}directory {directory} is owned by uid {OTHER_UID}, {group}, mode 0755"
+    )
 
 
 def test_group_writable_is_trusted_only_for_the_owners_private_group(tmp_path: Path) -> None:
@@ -78,7 +83,9 @@ def test_group_writable_is_trusted_only_for_the_owners_private_group(tmp_path: P
     tool = a_file(mine(tmp_path / "d") / "ptxas", 0o664)
     assert verdict(tool) is None  # root:root, and root has no other member
     os.chown(tool, 0, OTHER_UID)
-    assert verdict(tool) == f"{UNTRUSTED}file {tool} is writable by its group (gid {OTHER_UID})"
+    assert verdict(tool) == (
+        f"{UNTRUSTED}file {tool} is writable by its group (gid {OTHER_UID}), mode 0664"
+    )
     tool.chmod(0o644)
     assert verdict(tool) is None  # the group may not write: whose group it is is moot
 
@@ -106,7 +113,9 @@ def test_a_sticky_directory_is_passed_on_the_way_but_judged_as_the_last_componen
     assert verdict(sticky, container=True) is None
     theirs = a_file(sticky / "theirs")
     os.chown(theirs, OTHER_UID, OTHER_UID)
-    assert verdict(theirs) == f"{UNTRUSTED}file {theirs} is owned by uid {OTHER_UID}"
+    assert verdict(theirs) == (
+        f"{UNTRUSTED}file {theirs} is owned by uid {OTHER_UID}, group (gid {OTHER_UID}), mode 0644"
+    )
 
 
 def test_a_plain_world_writable_directory_is_no_container(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runtime import _trust
 from ..runtime._errors import MissingComponentError, SettingError
 from ..runtime._record import cache_dir
 from ._catalog import (
@@ -52,7 +53,7 @@ from ._discovery._host import Host
 from ._discovery._probe import assemble, driver_cuda
 from ._discovery._search import Context, search
 from ._discovery._tools import tool_release
-from ._guards import _triton_version, tool_fields
+from ._guards import _triton_version, tool_fields, trust_refusals
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
     from ._plan import Plan, Setting
@@ -272,6 +273,14 @@ def _decide(
         replaced = _same_shape(tool, *other)
         if replaced is not tool:
             return replaced
+    refused = trust_refusals(plan, component, path)
+    if refused:  # the real cause first: the one before it may not be run
+        first = refused[0]
+        raise MissingComponentError(
+            f"{first.path}, the {component} found first, was refused: {first.reason}; the "
+            f"next, {path} (CUDA {release}), does not fit {target}: {problem}.\n"
+            f"  fix: {_trust.fix_for(first.reason)}; or {fix}; {doctor}"
+        )
     raise MissingComponentError(
         f"Triton would run {path} (CUDA {release}) to assemble {target}: {problem}, "
         f"and no other ptxas found fits.\n  fix: {fix}; {doctor}"

@@ -152,7 +152,7 @@ def _exported_source(
 def _setting_error(spec: Component, variable: str, value: str, problem: str) -> str:
     """The error of a wrong explicit setting: the variable, its value, the problem, and
     the fix (for a file others could change, making it safe; else the component's)."""
-    fix = _trust.FIX if problem.startswith(_trust.UNTRUSTED) else spec.fix
+    fix = _trust.fix_for(problem) if problem.startswith(_trust.UNTRUSTED) else spec.fix
     return (
         f"{variable}={value!r}: {problem}; fix: {fix}, or unset {variable} to "
         "let triton-toolchain look for it"
