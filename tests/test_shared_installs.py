@@ -173,10 +173,14 @@ def _env(site: Site, user: str, **extra: str) -> dict[str, str]:
     return env
 
 
-def _as_member(site: Site, argv: list[str], env: dict[str, str], user: str = "member") -> str:
+def _as_member(
+    site: Site, argv: list[str], env: dict[str, str], user: str = "member", *, hidden: bool = True
+) -> str:
     """``argv`` run as ``user`` (its groups), the system CUDA hidden: its output."""
     hide = " && ".join(
-        f"mount -t tmpfs none {d}" for d in HIDDEN if os.path.isdir(d) and not os.path.islink(d)
+        f"mount -t tmpfs none {d}"
+        for d in HIDDEN
+        if hidden and os.path.isdir(d) and not os.path.islink(d)
     )
     setpriv = require_tool("setpriv", "util-linux")
     name = site.user(user)
@@ -280,6 +284,7 @@ def test_an_allow_listed_service_account_compiles(site: Site, managed: Path) -> 
         site, TRITON_PTXAS_PATH=str(managed), TRITON_TOOLCHAIN_TRUSTED_OWNERS=site.user("swadmin")
     )
     assert shim["80"]["ok"], out
+    assert "RuntimeWarning" not in out, out
 
 
 def test_an_allow_list_for_one_owner_never_admits_another(site: Site, managed: Path) -> None:
@@ -309,6 +314,7 @@ def test_a_manifest_allow_lists_the_service_account_once_for_the_site(
     reachable(manifest)
     shim, out = _compile(site, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
     assert shim["80"]["ok"], out
+    assert "RuntimeWarning" not in out, out  # the manifest was taken, not warned about
 
 
 # ---------------------------------------------------------------- a group outside the set
@@ -344,6 +350,14 @@ def test_a_bin_directory_writable_by_an_outside_group_is_refused_before_anything
         assert f"is writable by its group {site.group('evil')} (gid " in error, error
         assert f"chmod g-w {bin_dir}" in error, error
         assert f"%{site.group('evil')}" in error, error
+        python = str(site.venv / "bin" / "python")
+        doctor = [python, "-m", "triton_toolchain", "doctor", "--arch", "80"]
+        screen = _as_member(site, doctor, _env(site, "member"), hidden=False)  # CUDA 13.0
+        flat = " ".join(screen.split())  # the note, unwrapped
+        assert "note: ptxas: /usr/local/cuda" in flat, screen
+        said = f"because {bin_dir / 'ptxas'} is not trusted (directory {bin_dir} is writable by"
+        assert f"{said} its group {site.group('evil')} (gid " in flat, screen
+        assert not log.exists(), log.read_text()
         stock, out = _compile(site, shim=False)
         assert _ok(stock), out
         assert f"{bin_dir / 'ptxas'} --version" in log.read_text()  # stock ran hers
@@ -354,3 +368,32 @@ def test_a_bin_directory_writable_by_an_outside_group_is_refused_before_anything
         os.chown(bin_dir, -1, original_group)
         bin_dir.chmod(0o2775)
         log.unlink(missing_ok=True)
+
+
+def test_a_manifests_allow_list_is_kept_by_the_activation_record(site: Site, managed: Path) -> None:
+    """The second process reuses the first one's record (it loads no resolver), and its
+    Triton is given the service account's ptxas: the manifest's ``trusted_owners`` are
+    put in force again by the record, before the facts that depend on them."""
+    etc = site.work / "etc-record"
+    etc.mkdir(exist_ok=True)
+    manifest = etc / "manifest.json"
+    document = {
+        "schema": 2,
+        "trusted_owners": [site.user("swadmin")],
+        "components": {"ptxas": {"path": str(managed), "version": "12.6"}},
+    }
+    manifest.write_text(json.dumps(document))
+    reachable(manifest)
+    code = (
+        "import sys, triton\n"
+        "print('resolved:', 'triton_toolchain.resolver._resolve' in sys.modules)\n"
+        "print('ptxas:', vars(triton.knobs.nvidia).get('ptxas'))\n"
+    )
+    python = str(site.venv / "bin" / "python")
+    env = _env(site, "member", TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    env["XDG_CACHE_HOME"] = str(site.work / "home" / "member" / "record-cache")
+    twice = f'"{python}" -c "$0" && echo --- && "{python}" -c "$0"'
+    # One namespace for both: each hiding mounts a new tmpfs, a change the record sees.
+    first, _, second = _as_member(site, ["sh", "-c", twice, code], env).partition("---")
+    assert f"ptxas: {managed}" in first and "resolved: True" in first, first
+    assert f"ptxas: {managed}" in second and "resolved: False" in second, second
