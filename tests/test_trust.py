@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hostile import NULL_BYTE, OTHER_UID, reachable, shared_dir
+from hostile import NULL_BYTE, OTHER_UID, THIRD_UID, reachable, shared_dir
 from triton_toolchain.runtime import _trust
 
 UNTRUSTED = _trust.UNTRUSTED
@@ -66,10 +66,15 @@ def test_owned_by_another_user_is_not_trusted(tmp_path: Path) -> None:
     directory = mine(tmp_path / "d")
     tool = a_file(directory / "ptxas")
     os.chown(tool, OTHER_UID, OTHER_UID)
-    assert verdict(tool) == f"{UNTRUSTED}file {tool} is owned by uid {OTHER_UID}"
+    group = f"group (gid {OTHER_UID})"
+    assert (
+        verdict(tool) == f"{UNTRUSTED}file {tool} is owned by uid {OTHER_UID}, {group}, mode 0644"
+    )
     os.chown(tool, 0, 0)
     os.chown(directory, OTHER_UID, OTHER_UID)
-    assert verdict(tool) == f"{UNTRUSTED}directory {directory} is owned by uid {OTHER_UID}"
+    assert verdict(tool) == (
+        f"{UNTRUSTED}directory {directory} is owned by uid {OTHER_UID}, {group}, mode 0755"
+    )
 
 
 def test_group_writable_is_trusted_only_for_the_owners_private_group(tmp_path: Path) -> None:
@@ -78,7 +83,9 @@ def test_group_writable_is_trusted_only_for_the_owners_private_group(tmp_path: P
     tool = a_file(mine(tmp_path / "d") / "ptxas", 0o664)
     assert verdict(tool) is None  # root:root, and root has no other member
     os.chown(tool, 0, OTHER_UID)
-    assert verdict(tool) == f"{UNTRUSTED}file {tool} is writable by its group (gid {OTHER_UID})"
+    assert verdict(tool) == (
+        f"{UNTRUSTED}file {tool} is writable by its group (gid {OTHER_UID}), mode 0664"
+    )
     tool.chmod(0o644)
     assert verdict(tool) is None  # the group may not write: whose group it is is moot
 
@@ -106,7 +113,9 @@ def test_a_sticky_directory_is_passed_on_the_way_but_judged_as_the_last_componen
     assert verdict(sticky, container=True) is None
     theirs = a_file(sticky / "theirs")
     os.chown(theirs, OTHER_UID, OTHER_UID)
-    assert verdict(theirs) == f"{UNTRUSTED}file {theirs} is owned by uid {OTHER_UID}"
+    assert verdict(theirs) == (
+        f"{UNTRUSTED}file {theirs} is owned by uid {OTHER_UID}, group (gid {OTHER_UID}), mode 0644"
+    )
 
 
 def test_a_plain_world_writable_directory_is_no_container(tmp_path: Path) -> None:
@@ -274,3 +283,67 @@ def test_a_view_remembers_what_it_saw(tmp_path: Path) -> None:
     assert _trust.untrusted(str(tool), _trust.Looks()) == (
         f"{UNTRUSTED}file {tool} is writable by everyone"
     )
+
+
+# ---------------------------------------------------------------------- the allow-list
+
+
+def test_an_allow_list_admits_whom_it_names_and_nobody_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TRITON_TOOLCHAIN_TRUSTED_OWNERS`` admits the owners and ``%groups`` it names, by
+    id or name; another owner, another group and everyone stay refused."""
+    tool = a_file(mine(tmp_path / "d") / "ptxas")
+    os.chown(tool, OTHER_UID, OTHER_UID)
+    owned = f"{UNTRUSTED}file {tool} is owned by uid {OTHER_UID}, group (gid {OTHER_UID}), mode "
+    monkeypatch.setenv(_trust.TRUSTED_OWNERS, f"{THIRD_UID}, %{THIRD_UID}")
+    assert verdict(tool) == f"{owned}0644"
+    monkeypatch.setenv(_trust.TRUSTED_OWNERS, f"{OTHER_UID} %{THIRD_UID}")
+    assert verdict(tool) is None
+    tool.chmod(0o664)
+    assert verdict(tool) == (
+        f"{UNTRUSTED}file {tool} is writable by its group (gid {OTHER_UID}), mode 0664"
+    )
+    monkeypatch.setenv(_trust.TRUSTED_OWNERS, f"{OTHER_UID},%{OTHER_UID}")
+    assert verdict(tool) is None
+    tool.chmod(0o666)
+    assert verdict(tool) == f"{UNTRUSTED}file {tool} is writable by everyone"
+    monkeypatch.setenv(_trust.TRUSTED_OWNERS, "root,%root,no-such-user-here")
+    tool.chmod(0o644)
+    assert verdict(tool) == f"{owned}0644"
+    listed = _trust.allow_list("root,%root,no-such-user-here", _trust.TRUSTED_OWNERS)
+    assert (list(listed.uids), list(listed.gids), listed.unknown) == (
+        [0],
+        [0],
+        ["no-such-user-here"],
+    )
+
+
+def test_a_manifests_allow_list_is_replaced_not_added_to(tmp_path: Path) -> None:
+    tool = a_file(mine(tmp_path / "d") / "ptxas")
+    os.chown(tool, OTHER_UID, OTHER_UID)
+    try:
+        assert _trust.admit(f"{OTHER_UID} %{THIRD_UID}") == [f"u{OTHER_UID}", f"g{THIRD_UID}"]
+        assert verdict(tool) is None
+        assert _trust.explain(str(tool)) == (
+            f"trusted: uid {OTHER_UID} is listed in the manifest's trusted_owners"
+        )
+        assert _trust.admit(str(THIRD_UID)) == [f"u{THIRD_UID}"]
+        assert verdict(tool) is not None and "is owned by uid 4242" in verdict(tool)
+    finally:
+        _trust.admit("")
+
+
+def test_each_refusal_has_the_fix_of_its_cause(tmp_path: Path) -> None:
+    """An owner outside the set: the allow-list, never ``chmod``; a group that may write:
+    that group and both fixes; everyone: ``chmod go-w`` or a safe place."""
+    tool = a_file(mine(tmp_path / "d") / "ptxas")
+    os.chown(tool, OTHER_UID, OTHER_UID)
+    owner = _trust.fix_for(verdict(tool) or "")
+    assert f"add {OTHER_UID} to {_trust.TRUSTED_OWNERS}" in owner and "chmod" not in owner
+    os.chown(tool, 0, OTHER_UID)
+    tool.chmod(0o664)
+    group = _trust.fix_for(verdict(tool) or "")
+    assert f"chmod g-w {tool}" in group and f"add %{OTHER_UID} to {_trust.TRUSTED_OWNERS}" in group
+    tool.chmod(0o666)
+    assert _trust.fix_for(verdict(tool) or "") == _trust.FIX

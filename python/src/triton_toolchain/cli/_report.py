@@ -36,6 +36,7 @@ from ..resolver._catalog import (
 from ..resolver._discovery import _fs
 from ..resolver._discovery._host import Host
 from ..resolver._model import Choice, SourceKind, Toolchain
+from ..runtime import _trust
 
 # torch/version.py: `cuda: Optional[str] = '12.8'`, or `= None` for a build without CUDA.
 _TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)
@@ -398,6 +399,37 @@ def _goal_lines(verdict: GoalVerdict, width: int) -> list[str]:
     return lines
 
 
+def _trust_lines(tc: Toolchain, names: Sequence[str]) -> list[str]:
+    """One line per component taken because a candidate before it was refused for
+    trust: which, why, and what was taken instead."""
+    lines = []
+    for name in names:
+        choice = tc[name]
+        refused = [r for r in choice.rejected if r.reason.startswith(_trust.UNTRUSTED)]
+        if choice.found and refused:
+            why = refused[0].reason.removeprefix(_trust.UNTRUSTED)
+            lines.append(
+                f"note: {name}: {choice.path} is used because {refused[0].path} is not trusted "
+                f"({why}); `triton-toolchain doctor -v` has the fix"
+            )
+    return lines
+
+
+def _trust_details() -> list[str]:
+    """Who is trusted besides root and this user (``_trust``), and why; allow-list
+    entries that name nobody here."""
+    lines = ["", "trusted besides root and you (whoever can change what already runs here):"]
+    everyone = [_trust.code_principals(), *_trust.listed()]
+    reasons = [why for p in everyone for why in (*p.uids.values(), *p.gids.values())]
+    lines += [f"  {why}" for why in reasons] or ["  nobody"]
+    lines += [
+        f"  {entry!r} in {_trust.TRUSTED_OWNERS} or the manifest names no user or group here"
+        for p in everyone
+        for entry in p.unknown
+    ]
+    return lines
+
+
 def _details(choice: Choice, tc: Toolchain) -> str:
     """Everything about one component: the whole account of a missing one, else what
     was chosen, every place looked at, every candidate rejected, every note."""
@@ -405,6 +437,7 @@ def _details(choice: Choice, tc: Toolchain) -> str:
         return explain_missing(choice, tc)
     version = f", {choice.version}" if choice.version else ""
     lines = [f"{choice.component}: {choice.path} ({choice.source}{version})"]
+    lines.append(f"  trust: {_trust.explain(choice.path or '')}")
     lines += choice.history()
     lines += [f"  note: {note}" for note in choice.notes]
     return "\n".join(lines)
@@ -484,6 +517,7 @@ def doctor_report(
     out += _error_lines(tc)
     out += [f"note: {note}" for note in tc.notes]
     out += advisory_lines(tc, installed.triton_release) if installed is not None else []
+    out += _trust_lines(tc, names)
     rows = [("component", "status", "version", "source", "path")]
     bundled: set[str] = set()
     for name in names:
@@ -514,6 +548,7 @@ def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | N
         out += ["", "packages:"]
         for package, where in (("triton", installed.triton_dir), ("torch", installed.torch_dir)):
             out.append(f"  {installed.describe(package)}" + (f" at {where}" if where else ""))
+    out += _trust_details()
     for name in names:
         out += ["", _details(tc[name], tc)]
     return "".join(f"\n{line}" for line in out)

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runtime import _trust
 from ..runtime._errors import MissingComponentError, SettingError
 from ..runtime._record import cache_dir
 from ._catalog import (
@@ -55,7 +56,7 @@ from ._discovery._host import Host
 from ._discovery._probe import assemble, driver_cuda
 from ._discovery._search import Context, search
 from ._discovery._tools import tool_release
-from ._guards import _triton_version, tool_fields
+from ._guards import _triton_version, tool_fields, trust_refusals
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
     from ..runtime._schema import Plan, Setting
@@ -151,6 +152,8 @@ def judge(
         )
     target = triton_target(triton, arch)
     problem = assemble(Path(path), ptx, target, answers=_answers())
+    if problem is not None and problem.startswith(_trust.UNTRUSTED):  # not a version's fault
+        return problem, _trust.fix_for(problem)
     if problem is not None:
         return (
             f"it cannot assemble PTX {ptx // 10}.{ptx % 10} for {target}, what {name} "
@@ -282,6 +285,14 @@ def _decide(
         replaced = _same_shape(tool, *other)
         if replaced is not tool:
             return replaced
+    refused = trust_refusals(plan, component, path)
+    if refused:  # the real cause first: the one before it may not be run
+        first = refused[0]
+        raise MissingComponentError(
+            f"{first.path}, the {component} found first, was refused: {first.reason}; the "
+            f"next, {path} (CUDA {release}), does not fit {target}: {problem}.\n"
+            f"  fix: {_trust.fix_for(first.reason)}; or {fix}; {doctor}"
+        )
     raise MissingComponentError(
         f"Triton would run {path} (CUDA {release}) to assemble {target}: {problem}, "
         f"and no other ptxas found fits.\n  fix: {fix}; {doctor}"

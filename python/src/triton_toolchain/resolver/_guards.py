@@ -7,7 +7,10 @@ an LLVM abort, a misleading ``RuntimeError`` or a silent fall-back.
   own ``ptx_get_version`` raises), or it is not the one the shim chose (Triton fell
   back to its bundled binary because the chosen one did not run, or a strict manifest
   gives none) (``ptxas_error``);
-- no driver where Triton asks for its directories (``missing_driver``).
+- no driver where Triton asks for its directories (``missing_driver``);
+- a file Triton's own lookup would run that the trust rule refuses (``trusted_lookup``,
+  judged before the lookup runs anything: Triton runs ``--version`` of each file it
+  tries).
 
 What ``doctor`` asks of the installed Triton is ``_doctor``'s.
 """
@@ -15,8 +18,10 @@ What ``doctor`` asks of the installed Triton is ``_doctor``'s.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runtime import _trust
 from ..runtime._errors import MissingComponentError, SettingError
 from ._catalog import (
     COMPONENT,
@@ -27,7 +32,7 @@ from ._catalog import (
     ptxas_for,
     triton_release,
 )
-from ._model import Toolchain
+from ._model import Rejection, Toolchain
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
     from ..runtime._schema import Plan
@@ -161,9 +166,12 @@ def ptxas_error(
         problem = fits or usable_release(release, namespace)
         if problem:
             what = f"to assemble sm_{arch}" if arch is not None else "for every target"
+            component = (
+                "ptxas" if arch is None else ptxas_for(arch, triton_release(_triton_version()))
+            )
             return MissingComponentError(
                 f"Triton would run {path} (CUDA release {release}) {what}: "
-                f"{problem}.\n  fix: {_fixes(arch, plan)}"
+                f"{problem}.\n  fix: {_fixes(arch, plan)}{trust_story(plan, component, path or '')}"
             )
     tc = Toolchain.from_dict(plan["toolchain"])
     # ptxas-blackwell is in the plan once Triton takes it (the guard completes the plan
@@ -215,4 +223,79 @@ def no_active_driver(plan: Plan, triton_says: str) -> RuntimeError:
         f"backend is not active: {found}; fix: {COMPONENT['libcuda'].fix}. Run "
         "`triton-toolchain doctor` for what this machine can do (compile kernels without a "
         "driver: `doctor --for compile`), `doctor -v` for every place looked at."
+    )
+
+
+def lookup_candidates(component: str, namespace: dict[str, Any]) -> list[str]:
+    """The files Triton's own lookup of ``component`` runs ``--version`` of, in its
+    order, until one answers: the knob's value (else its variable), then the bundled
+    binary (3.4+: ``knobs.nvidia.<tool>``, an ``env_nvidia_tool``); on 3.0-3.3
+    ``_path_to_binary``'s variable, then ``backends/nvidia/bin``."""
+    knobs = namespace.get("knobs")
+    nvidia = getattr(knobs, "nvidia", None)
+    attr = component.replace("-", "_")
+    owner = next((c for c in type(nvidia).__mro__ if attr in vars(c)), None) if nvidia else None
+    descriptor = vars(owner)[attr] if owner is not None else None
+    if descriptor is not None and hasattr(descriptor, "default_path"):
+        assigned = vars(nvidia).get(attr)
+        value = assigned if isinstance(assigned, str) else os.environ.get(descriptor.key)
+        paths = [value, descriptor.default_path]
+    else:
+        module_file = namespace.get("__file__")
+        bundled = (
+            os.path.join(os.path.dirname(module_file), "bin", component) if module_file else None
+        )
+        paths = [os.environ.get(f"TRITON_{component.upper().replace('-', '_')}_PATH"), bundled]
+    return [p for p in paths if p and os.path.exists(p)]
+
+
+def trust_refusals(plan: Plan | None, component: str, *skip: str) -> list[Rejection]:
+    """The candidates for ``component`` the resolution refused because others could
+    change them, but ``skip`` (said already): why a later one was taken."""
+    if plan is None:
+        return []
+    return [
+        r
+        for r in full_toolchain(plan)[component].rejected
+        if r.reason.startswith(_trust.UNTRUSTED) and r.path not in skip
+    ]
+
+
+def trust_story(plan: Plan | None, component: str, *skip: str) -> str:
+    """``trust_refusals``, a line each with its fix (``""`` for none)."""
+    return "".join(
+        f"\n  refused first: {r}\n    fix: {_trust.fix_for(r.reason)}"
+        for r in trust_refusals(plan, component, *skip)
+    )
+
+
+def trusted_lookup(
+    component: str, namespace: dict[str, Any], plan: Plan | None
+) -> tuple[str, str] | None:
+    """Before Triton's lookup of ``component`` runs anything: ``None`` when every file it
+    may run is trusted (Triton's lookup then runs); ``(path, release)`` of its first file
+    when that one is trusted and a later one is not (asked by the shim, so that
+    Triton's fall-back never runs the other); else ``MissingComponentError`` naming the
+    file, who can change it and the fix."""
+    candidates = lookup_candidates(component, namespace)
+    refused = {p: why for p in candidates if (why := _trust.untrusted(p))}
+    if not refused:
+        return None
+    first = candidates[0]
+    if first not in refused:
+        from ._discovery._host import Host  # noqa: PLC0415  only where one is refused
+        from ._discovery._tools import tool_release  # noqa: PLC0415  only where one is refused
+
+        release, problem = tool_release(Path(first), Host.current())
+        if release is not None:
+            return first, release
+        path = next(iter(refused))
+        refusal = f"Triton would then run {path}: {refused[path]}"
+        raise MissingComponentError(
+            f"{first}, the {component} Triton takes first, did not answer ({problem}); "
+            f"{refusal}.\n  fix: {_trust.fix_for(refused[path])}"
+        )
+    raise MissingComponentError(
+        f"Triton would run {first} as {component}: {refused[first]}.\n"
+        f"  fix: {_trust.fix_for(refused[first])}{trust_story(plan, component, first)}"
     )

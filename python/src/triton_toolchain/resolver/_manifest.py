@@ -32,6 +32,7 @@ from ..runtime._errors import ManifestError, SettingError
 from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
+from ._observe import observe
 from ._tuple import NamedTuple
 
 SCHEMA = 2  # what `lock` writes
@@ -46,6 +47,7 @@ _TOP_KEYS = {
     "strict": bool,
     "driver_dirs": list,
     "components": dict,
+    _trust.MANIFEST_FIELD: list,
 }
 _ENTRY_KEYS = {"path": str, "version": str}
 _JSON_NAMES = {int: "integer", str: "string", bool: "boolean", list: "array", dict: "object"}
@@ -65,6 +67,7 @@ class Manifest(NamedTuple):
     strict: bool = False
     generator: str | None = None
     schema: int = SCHEMA
+    trusted_owners: tuple[str, ...] = ()
 
 
 def search_locations(host: Host) -> tuple[Path, ...]:
@@ -336,6 +339,7 @@ def parse(file: Path, data: bytes) -> Manifest:
     _check_unique(file, "components.", doc["components"])
     components = {name: _entry(file, name, raw, schema) for name, raw in doc["components"].items()}
     return Manifest(
+        trusted_owners=_owners(file, doc.get(_trust.MANIFEST_FIELD, [])),
         file=file,
         components=components,
         driver_dirs=tuple(dirs),
@@ -345,14 +349,36 @@ def parse(file: Path, data: bytes) -> Manifest:
     )
 
 
+def _owners(file: Path, values: list[Any]) -> tuple[str, ...]:
+    """``trusted_owners``: one user or ``%group`` per string, a name or a numeric id."""
+    for i, value in enumerate(values):
+        if not isinstance(value, str) or not value.lstrip("%") or any(c in value for c in " ,\t\n"):
+            raise _fail(
+                file,
+                f"{_trust.MANIFEST_FIELD}[{i}]",
+                f"is {_name(value)}",
+                'give one owner or %group per string, a name or a numeric id ("swadmin", '
+                '"%swgroup", "1234")',
+            )
+    return tuple(values)
+
+
 def load_for(host: Host) -> Manifest | None:
     """The manifest this host uses (``find``), read and validated (``load``), or
     ``None``; a file that cannot be read as one names ``TRITON_TOOLCHAIN_MANIFEST``
-    when that variable named it."""
+    when that variable named it. Its ``trusted_owners`` are then in force
+    (``_trust.admit``, observed: an activation record puts them in force again), and
+    none before it is judged: a manifest cannot vouch for itself."""
+    observe("admit", "")
     file = find(host)
     if file is None:
         return None
-    return load(file, named_by=MANIFEST_VARIABLE if host.environ.get(MANIFEST_VARIABLE) else None)
+    manifest = load(
+        file, named_by=MANIFEST_VARIABLE if host.environ.get(MANIFEST_VARIABLE) else None
+    )
+    if manifest.trusted_owners:
+        observe("admit", " ".join(manifest.trusted_owners))
+    return manifest
 
 
 def load(file: Path, *, named_by: str | None = None) -> Manifest:

@@ -172,7 +172,7 @@ def _setting_error(
     the fix that works here: the candidate discovery finds without the variable
     (``found``) where there is one, else ``fix``; for a file others could change, making
     it safe comes first."""
-    fix = _trust.FIX if problem.startswith(_trust.UNTRUSTED) else fix
+    fix = _trust.fix_for(problem) if problem.startswith(_trust.UNTRUSTED) else fix
     if found is not None and found.path is not None:
         version = f", {found.version}" if found.version else ""
         use = (

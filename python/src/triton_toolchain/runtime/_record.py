@@ -120,25 +120,6 @@ def _content(path: str) -> str | None:
         os.close(fd)
 
 
-def _spec_dirs(name: str) -> list[str]:
-    """The directories of package ``name`` as the import system finds it now, without
-    importing it (a namespace package has several)."""
-    module = sys.modules.get(name)
-    spec = getattr(module, "__spec__", None) if module is not None else None
-    if spec is None:
-        import importlib.util  # noqa: PLC0415  fast path: only for a package not imported
-
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            return []
-    if spec is None:
-        return []
-    if spec.submodule_search_locations is not None:
-        return [str(p) for p in spec.submodule_search_locations]
-    return [os.path.dirname(spec.origin)] if spec.origin else []
-
-
 # Every kind of observation: op -> how to make it, with the ``Looks`` (remembered
 # ``lstat``, ``stat`` and ``readlink``) of the resolution or verification that makes it.
 # A recorded fact is (op, argument, value); observing it again must give the same value.
@@ -150,7 +131,8 @@ OPS: dict[str, Callable[[str, _trust.Looks], Any]] = {
     "executable": lambda p, looks: os.access(p, os.X_OK),
     "trust": _trust.untrusted,
     "content": lambda p, looks: _content(p),
-    "package": lambda p, looks: _spec_dirs(p),
+    "package": lambda p, looks: _trust.package_dirs(p),
+    "admit": _trust.admit,  # a manifest's allow-list, in force from here on
 }
 
 
@@ -159,7 +141,7 @@ def _fact_allowed(op: object, arg: str) -> bool:
     is absolute, a package a top-level name (finding ``a.b`` would import ``a``), a
     pattern has at most ``MAX_WILDCARDS`` wildcard components (no walk of the whole
     filesystem)."""
-    if op == "env":
+    if op in ("env", "admit"):
         return True
     if op == "package":
         return arg.isidentifier()

@@ -290,14 +290,46 @@ def guard_get_ptxas(
         error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
+        component = "ptxas-blackwell" if runs_ptxas_blackwell(arch) else "ptxas"
         try:
-            tool = original(*args, **kwargs)
+            tool = _looked_up(component, namespace, plan, lambda: original(*args, **kwargs))
         except RuntimeError as exc:  # Triton's "Cannot find ptxas"
             raise no_ptxas(arch, exc) from exc
         return _judged(arch, tool, plan, namespace)
 
     setattr(get_ptxas, ORIGINAL, original)
     return get_ptxas
+
+
+def _looked_up(
+    component: str,
+    namespace: Namespace,
+    plan: PlanGetter | None,
+    lookup: Callable[[], object],
+    *,
+    as_path: bool = False,
+) -> object:
+    """Triton's own lookup (``lookup()``), which runs ``--version`` of each file it tries,
+    once the trust rule has passed every file it may try (``_guards.trusted_lookup``);
+    else the first of them, asked by the shim, where that one passed, or the shim's
+    error naming the file and who can change it."""
+    found: list[tuple[str, str] | None] = []
+
+    def check() -> Exception | None:
+        from ..resolver._guards import trusted_lookup  # noqa: PLC0415  at a compile only
+
+        found.append(trusted_lookup(component, namespace, plan() if plan else None))
+        return None
+
+    error = _checked(check)
+    if error is not None:
+        raise error
+    if not found or found[0] is None:
+        return lookup()
+    if as_path:
+        return found[0][0]
+    maker = getattr(namespace.get("knobs"), "NvidiaTool", None)
+    return maker(*found[0]) if maker is not None else found[0]
 
 
 def _judged(arch: int | None, tool: object, plan: PlanGetter, namespace: Namespace) -> object:
@@ -341,7 +373,9 @@ def guard_sass(original: Callable[..., object], complete: Complete) -> Callable[
     @functools.wraps(original)
     def path_to_cuobjdump(*args: object, **kwargs: object) -> object:
         _complete_first(complete, "sass")
-        return original(*args, **kwargs)
+        knobs = {"knobs": sys.modules.get("triton.knobs")}
+        lookup = lambda: original(*args, **kwargs)  # noqa: E731
+        return _looked_up("cuobjdump", knobs, None, lookup, as_path=True)
 
     setattr(path_to_cuobjdump, ORIGINAL, original)
     return path_to_cuobjdump
@@ -359,9 +393,9 @@ def guard_path_to_binary(
 
     @functools.wraps(original)
     def _path_to_binary(binary: str) -> object:
-        tool = original(binary)
         if binary != "ptxas":
-            return tool
+            return original(binary)
+        tool = _looked_up(binary, namespace, plan, lambda: original(binary))
         capability = sys._getframe(1).f_locals.get("capability")
         arch = capability if type(capability) is int else None
         return _judged(arch, tool, plan, namespace)
