@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import re
-import shlex
 import shutil
 import signal
 import sys
@@ -32,7 +31,7 @@ from .. import __version__
 from ..resolver._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ..resolver._discovery._host import Host
 from ..resolver._discovery._probe import gpu_arch
-from ..resolver._exports import merged_env, toolchain_env
+from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
 from ..resolver._manifest import load, to_json, write
 from ..resolver._model import Toolchain
 from ..resolver._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
@@ -52,7 +51,7 @@ from ._report import (
 )
 from ._selftest import self_test
 
-_ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
+_ARCH = re.compile(r"^(?:sm_|compute_)?([0-9]+)(?:\.([0-9]))?[af]?$")
 
 
 def parse_arch(text: str) -> int:
@@ -213,17 +212,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return status
 
 
-def _format_env(env: dict[str, str], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(env, indent=2)
-    if fmt == "fish":
-        return "\n".join(f"set -gx {k} {shlex.quote(v)};" for k, v in env.items())
-    return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
-
-
 def cmd_env(args: argparse.Namespace) -> int:
     tc = resolve(args.arch)
-    print(_format_env(toolchain_env(tc), args.format))
+    script = shell_script(toolchain_env(tc), args.format)
+    try:  # the bytes of the paths, whatever standard output's encoding
+        sys.stdout.flush()
+        sys.stdout.buffer.write(script)
+        sys.stdout.buffer.flush()
+    except OSError as exc:
+        raise _OutputLost(exc) from None
     for choice in tc.missing(None):
         print(f"# missing: {choice.component} (run `triton-toolchain doctor`)", file=sys.stderr)
     return _status(tc, "all")
@@ -426,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
 
     p = add("env", "print the variables that configure Triton")
-    p.add_argument("--format", choices=("sh", "fish", "json"), default="sh")
+    p.add_argument("--format", choices=FORMATS, default="sh")
     p.set_defaults(func=cmd_env)
 
     p = add("which", "print the chosen path of one component")
