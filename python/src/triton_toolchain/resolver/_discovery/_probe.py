@@ -41,7 +41,7 @@ _INTERESTING = r"(?i)fatal|error|not defined|unsupported"
 _CONTROL = r"[\x00-\x08\x0b-\x1f\x7f]"
 
 
-_TARGET = r"sm_\d{2,3}[af]?"
+_TARGET = r"sm_[0-9]{2,3}[af]?"
 
 
 def probe_ptx(ptx: int, target: str) -> str:
@@ -121,7 +121,7 @@ def assemble(
     return problem
 
 
-_DRIVER_VERSION = r"(-?\d{1,9}) (\d{1,9})"
+_DRIVER_VERSION = r"(-?[0-9]{1,9}) ([0-9]{1,9})"
 # Run in a child ``python -I -S``: load the library, ask, print "<status> <version>".
 _ASK_DRIVER = (
     "import ctypes, sys\n"
@@ -143,7 +143,7 @@ _ASK_ARCH = (
     "status = status or lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, d)\n"
     "print(status, major.value, minor.value)\n"
 )
-_ARCH_ANSWER = r"(-?\d{1,9}) (\d{1,3}) (\d{1,3})"
+_ARCH_ANSWER = r"(-?[0-9]{1,9}) ([0-9]{1,3}) ([0-9]{1,3})"
 
 
 def gpu_arch(path: Path) -> tuple[int | None, str | None]:
@@ -193,7 +193,7 @@ def driver_cuda(
     ok, text = remembered
     if not ok:
         return None, text
-    number = int(text) if text.isdigit() else 0
+    number = int(text) if re.fullmatch("[0-9]{1,9}", text) else 0
     if number < 1000:
         return None, f"cuDriverGetVersion reported {text!r}, not a CUDA version"
     return (number // 1000, number % 1000 // 10), None
