@@ -35,7 +35,7 @@ from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
 from ..resolver._manifest import load, to_json, write
 from ..resolver._model import Toolchain
 from ..resolver._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
-from ..runtime._errors import ManifestError, SettingError, ToolchainError
+from ..runtime._errors import ManifestError, SettingError, ToolchainError, printable
 from ..runtime._process import user_environ
 from . import _pcfile
 from ._doctor import unusable_tools
@@ -489,6 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(["doctor"])
     if not isinstance(sys.stdout, _Output):
         sys.stdout = _Output(sys.stdout)
+    if not isinstance(sys.stderr, _Printable):
+        sys.stderr = _Printable(sys.stderr)
     try:
         status = int(args.func(args))
         sys.stdout.flush()
@@ -512,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if isinstance(sys.stdout, _Output):
             sys.stdout = sys.stdout.stream
+        if isinstance(sys.stderr, _Printable):
+            sys.stderr = sys.stderr.stream
 
 
 class _OutputLost(Exception):
@@ -522,15 +526,27 @@ class _OutputLost(Exception):
         self.error = error
 
 
-class _Output:
-    """Standard output whose write errors are told apart from every other ``OSError``."""
+class _Printable:
+    """A text stream to a person: what it is given is written ``printable`` (a file name
+    or a tool's words cannot act on the terminal)."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
 
     def write(self, text: str) -> int:
+        return int(self.stream.write(printable(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class _Output(_Printable):
+    """Standard output, ``printable``, whose write errors are told apart from every
+    other ``OSError``."""
+
+    def write(self, text: str) -> int:
         try:
-            return int(self.stream.write(text))
+            return super().write(text)
         except OSError as exc:
             raise _OutputLost(exc) from None
 
@@ -539,9 +555,6 @@ class _Output:
             self.stream.flush()
         except OSError as exc:
             raise _OutputLost(exc) from None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
 
 
 def _stdout_lost(why: str) -> int:

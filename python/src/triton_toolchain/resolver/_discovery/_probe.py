@@ -9,7 +9,7 @@ would write for a target, a driver library says which CUDA release it supports.
   (mode 0700) that is removed afterwards; the run is bounded like every tool's
   (``_run.collect``: no input, 10 s, 64 KiB of output, its process group killed). The
   answer is a problem (``None``: it assembled and wrote a cubin) built from the lines of
-  its output that say ``fatal`` or ``error``, cleaned of control characters and of the
+  its output that say ``fatal`` or ``error``, escaped (``printable``) and cleaned of the
   temporary path, at most 300 characters: the output is never trusted beyond that.
 - ``gpu_arch(path)``: the first GPU's architecture, asked of a ``libcuda.so.1`` in a
   child Python (``cuInit``, then the compute capability), for ``doctor``;
@@ -31,6 +31,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ...runtime._errors import printable
 from .._observe import write_new
 from . import _answers, _fs
 from ._run import collect
@@ -38,7 +39,6 @@ from ._run import collect
 PROBE_ENTRY = "triton_toolchain_probe"
 MESSAGE_LIMIT = 300
 _INTERESTING = r"(?i)fatal|error|not defined|unsupported"
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f]"
 
 
 _TARGET = r"sm_[0-9]{2,3}[af]?"
@@ -55,7 +55,7 @@ def probe_ptx(ptx: int, target: str) -> str:
 
 def _summary(output: bytes, tmp: str) -> str:
     """What a failed run said, as one short, clean line."""
-    text = re.sub(_CONTROL, "?", output.decode("utf-8", "replace"))
+    text = printable(output.decode("utf-8", "replace")).replace("\t", " ")
     text = text.replace(tmp + os.sep, "") if tmp else text
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     said = [ln for ln in lines if re.search(_INTERESTING, ln)] or lines[-1:]
