@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..resolver._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
+from ..resolver._catalog import ARCH_RELEASES, COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ..resolver._discovery._host import Host
-from ..resolver._discovery._probe import gpu_arch
+from ..resolver._discovery._probe import driver_cuda, gpu_arch
 from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
 from ..resolver._manifest import load, to_json, write
 from ..resolver._model import Toolchain
@@ -151,15 +151,40 @@ def _arch_of_the_gpu(tc: Toolchain) -> int | None:
     return gpu_arch(Path(driver))[0]
 
 
+def _note_driver_fit(tc: Toolchain, host: Host) -> Toolchain:
+    """``tc`` with a note where the chosen driver does not say which CUDA release it
+    supports (``cuDriverGetVersion`` fails, is missing or answers no version): whether
+    its ptxas's cubins load on it was not checked, and doctor says so."""
+    driver = tc["libcuda"].path
+    if driver is None:
+        return tc
+    supported, why = driver_cuda(Path(driver), answers=host.answers)
+    if supported is not None:
+        return tc
+    note = (
+        f"driver fit not checked: {driver} did not say which CUDA release it supports "
+        f"({why}); a cubin of a newer CUDA than the driver's will not load on it"
+    )
+    return tc.replace(notes=(note, *tc.notes))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
     tc = resolve_all(args.arch, host=host)
     if args.arch is None:  # the GPU present says which ptxas must serve it
         arch = _arch_of_the_gpu(tc)
-        if arch is not None:
+        if arch is not None and arch not in ARCH_RELEASES:  # not known: said, not judged
+            note = (
+                f"the GPU reports compute capability {arch // 10}.{arch % 10}, which "
+                f"triton-toolchain {__version__} does not know: no ptxas was checked for it "
+                "(`doctor --arch N` checks one for sm_N)"
+            )
+            tc = tc.replace(notes=(note, *tc.notes))
+        elif arch is not None:
             tc = resolve_all(arch, host=host)
             note = f"target sm_{arch}: the GPU's, as its driver reports it"
             tc = tc.replace(notes=(note, *tc.notes))
+    tc = _note_driver_fit(tc, host)
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(
@@ -273,6 +298,15 @@ def cmd_lock(args: argparse.Namespace) -> int:
         if (choice := tc[name]).path is not None
     }
     driver = tc["libcuda"].path
+    if args.strict and driver is None:
+        # A strict manifest looks for the driver only in its driver_dirs: none would do.
+        raise SettingError(
+            "lock --strict: no NVIDIA driver was found here, so the manifest would have no "
+            "driver_dirs, and a strict manifest looks for the driver nowhere else: it could "
+            "never find one; fix: lock where the driver is installed (TRITON_LIBCUDA_PATH "
+            "names its directory), or leave out --strict"
+            + (" (--no-driver lets the manifest go without one)" if args.no_driver else "")
+        )
     text = to_json(
         components,
         driver_dirs=(os.path.dirname(driver),) if driver else (),
