@@ -63,12 +63,33 @@ def _summary(output: bytes, tmp: str) -> str:
     return summary if len(summary) <= MESSAGE_LIMIT else summary[: MESSAGE_LIMIT - 3] + "..."
 
 
-def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None) -> str | None:
+# Less free space than this where the probe ran: its failure may be the disk's.
+MIN_FREE_BYTES = 1 << 20
+
+
+def _short_of_space(directory: str) -> bool:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return True
+    return st.f_bavail * st.f_frsize < MIN_FREE_BYTES or st.f_favail == 0
+
+
+def _run_probe(
+    path: Path, ptx: int, target: str, env: Mapping[str, str] | None
+) -> tuple[str | None, bool]:
+    """``(problem or None, whether it is the file's own answer)``: a failure of the
+    environment (the temporary directory missing or full, a signal, the probe's
+    timeout) is a problem of this run, not the file's answer."""
     # A probe starts a process: shutil and tempfile (~2 ms) load only for one.
     import shutil  # noqa: PLC0415  a probe only
     import tempfile  # noqa: PLC0415  a probe only
 
-    tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
+    try:
+        tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
+    except OSError as exc:
+        where = os.environ.get("TMPDIR") or tempfile.gettempdir()
+        return f"the probe could not be prepared in {where}: {exc.strerror or exc}", False
     try:
         source = os.path.join(tmp, "probe.ptx")
         cubin = os.path.join(tmp, "probe.cubin")
@@ -76,9 +97,7 @@ def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None)
         argv = [str(path), f"--gpu-name={target}", source, "-o", cubin]
         status, output, problem = collect(argv, env)
         if problem is not None:
-            return f"the probe {problem}"
-        if status != 0:
-            return f"exited with {status}: {_summary(output, tmp)}"
+            return f"the probe {problem}", False
         try:
             fd = os.open(cubin, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             try:
@@ -87,11 +106,19 @@ def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None)
                 os.close(fd)
         except OSError:
             magic = b""
-        if magic != b"\x7fELF":
-            return "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
-        return None
+        if status == 0 and magic == b"\x7fELF":
+            return None, True
+        said = (
+            f"exited with {status}: {_summary(output, tmp)}"
+            if status != 0
+            else "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
+        )
+        if _short_of_space(tmp):
+            full = f"the file system of {os.path.dirname(tmp)} is full"
+            return f"{said}; {full}: the probe is asked again next time", False
+        return said, True
     except OSError as exc:
-        return f"the probe could not be prepared in {tmp}: {exc.strerror or exc}"
+        return f"the probe could not be prepared in {tmp}: {exc.strerror or exc}", False
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -116,8 +143,9 @@ def assemble(
     if remembered is not None:
         ok, text = remembered
         return None if ok else text
-    problem = _run_probe(path, ptx, target, env)
-    _answers.remember(answers, path, question, problem is None, problem or "")
+    problem, answered = _run_probe(path, ptx, target, env)
+    if answered:  # what the file itself answered, never an accident of this run
+        _answers.remember(answers, path, question, problem is None, problem or "")
     return problem
 
 
@@ -183,9 +211,11 @@ def driver_cuda(
         status, output, problem = collect(argv, {"PATH": os.defpath})
         text = output.decode("ascii", "replace").strip()
         found = re.fullmatch(_DRIVER_VERSION, text)
-        if problem is None and (status != 0 or found is None):
+        if problem is not None:  # a signal, the timeout: not the library's answer
+            return None, f"cuDriverGetVersion could not be asked: the query {problem}"
+        if status != 0 or found is None:
             problem = f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
-        elif found is not None and found.group(1) != "0":
+        elif found.group(1) != "0":
             problem = f"cuDriverGetVersion returned CUresult {found.group(1)}"
         answer = found.group(2) if found and problem is None else None
         remembered = (answer is not None, answer or f"cuDriverGetVersion: {problem}")
