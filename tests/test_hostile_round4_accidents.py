@@ -152,13 +152,16 @@ SIGNALLED = """
 import json, signal, sys
 from pathlib import Path
 from triton_toolchain.resolver._discovery._probe import assemble, driver_cuda
+from triton_toolchain.resolver._fit import driver_problem
 caught = []
 signal.signal(signal.SIGINT, lambda signo, frame: caught.append(signo))
 what, path, answers = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 if what == "probe":
     answer = assemble(path, 80, "sm_90a", answers=answers)
-else:
+elif what == "driver":
     answer = driver_cuda(path, answers=answers)
+else:  # the fit at compile time, answers in XDG_CACHE_HOME
+    answer = driver_problem(what, str(path))
 print(json.dumps({"answer": answer, "caught": caught}))
 """
 
@@ -168,7 +171,7 @@ def _interrupted(what: str, path: Path, answers: Path, started: Path) -> dict[st
     tool has started (it creates ``started``), and return its report."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SIGNALLED, what, str(path), str(answers)],
-        env=_env(),
+        env=_env(XDG_CACHE_HOME=str(answers)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -201,14 +204,13 @@ def test_a_sigint_during_the_probe_is_not_remembered_as_the_ptxas_answer(tmp_pat
     assert _assemble(ptxas, answers, TMPDIR=str(tmp_path)) is None
 
 
-def test_an_interrupted_driver_query_is_not_remembered_and_the_fit_stays_on(
-    tmp_path: Path,
-) -> None:
+def _slow_driver(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A stand-in ``libcuda.so.1`` (gcc) whose ``cuDriverGetVersion`` waits while a flag
+    file is there (it creates ``started`` first), then answers CUDA 12.8; the library,
+    the flag, ``started``."""
     flag, started = tmp_path / "hang", tmp_path / "started"
     flag.touch()
     driver = driver_standin.driver(tmp_path / "driver", cuda_version=12080)
-    # The same library: its query hangs while the flag is there (a stand-in that waits
-    # in cuDriverGetVersion, built with gcc), then answers 12.8.
     source = tmp_path / "driver" / "slow.c"
     source.write_text(
         "#include <unistd.h>\n#include <fcntl.h>\n"
@@ -231,6 +233,23 @@ def test_an_interrupted_driver_query_is_not_remembered_and_the_fit_stays_on(
         ],
         check=True,
     )
+    return driver, flag, started
+
+
+def _asked_again(code: str, driver: Path, answers: Path) -> object:
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(driver), str(answers)],
+        env=_env(XDG_CACHE_HOME=str(answers)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_an_interrupted_driver_query_is_not_remembered(tmp_path: Path) -> None:
+    driver, flag, started = _slow_driver(tmp_path)
     answers = tmp_path / "answers"
     report = _interrupted("driver", driver, answers, started)
     assert report["answer"][0] is None and "interrupted by SIGINT" in report["answer"][1], report  # type: ignore[index]
@@ -240,12 +259,25 @@ def test_an_interrupted_driver_query_is_not_remembered_and_the_fit_stays_on(
         "from triton_toolchain.resolver._discovery._probe import driver_cuda\n"
         "print(json.dumps(driver_cuda(Path(sys.argv[1]), answers=Path(sys.argv[2]))))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", ask, str(driver), str(answers)],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+    assert _asked_again(ask, driver, answers) == [[12, 8], None]  # asked again
+
+
+def test_an_interrupted_driver_query_fails_the_fit_closed_and_the_next_one_judges(
+    tmp_path: Path,
+) -> None:
+    """The compile-time fit of a CUDA 13.1 ptxas for this 12.8 driver: refused in the
+    interrupted process (not known is not fine), refused with both releases after."""
+    driver, flag, started = _slow_driver(tmp_path)
+    answers = tmp_path / "xdg"
+    report = _interrupted("13.1", driver, answers, started)
+    problem = report["answer"]
+    assert problem is not None and "is not known" in problem[0], report  # type: ignore[index]
+    assert "interrupted by SIGINT" in problem[0]  # type: ignore[index]
+    flag.unlink()
+    ask = (
+        "import json, sys\n"
+        "from triton_toolchain.resolver._fit import driver_problem\n"
+        "print(json.dumps([driver_problem(r, sys.argv[1]) for r in ('13.1', '12.9')]))\n"
     )
-    assert json.loads(done.stdout) == [[12, 8], None]  # asked again: the fit can be judged
+    newer, same_major = _asked_again(ask, driver, answers)  # type: ignore[misc]
+    assert "supports CUDA 12.8" in newer[0] and same_major is None

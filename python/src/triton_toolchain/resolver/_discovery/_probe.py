@@ -149,6 +149,9 @@ def assemble(
     return problem
 
 
+# The start of driver_cuda's answer when the query was cut short (a signal, the timeout):
+# nothing is known, and a check that needs it fails closed.
+NOT_ASKED = "cuDriverGetVersion could not be asked"
 _DRIVER_VERSION = r"(-?[0-9]{1,9}) ([0-9]{1,9})"
 # Run in a child ``python -I -S``: load the library, ask, print "<status> <version>".
 _ASK_DRIVER = (
@@ -212,7 +215,7 @@ def driver_cuda(
         text = output.decode("ascii", "replace").strip()
         found = re.fullmatch(_DRIVER_VERSION, text)
         if problem is not None:  # a signal, the timeout: not the library's answer
-            return None, f"cuDriverGetVersion could not be asked: the query {problem}"
+            return None, f"{NOT_ASKED}: the query {problem}"
         if status != 0 or found is None:
             problem = f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
         elif found.group(1) != "0":
