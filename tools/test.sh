@@ -5,24 +5,26 @@
 #   tools/test.sh -s lint           ... then only the sessions named (any nox arguments)
 #   TT_SKIP_SYSTEM=1 tools/test.sh  leave the system packages alone (already installed)
 #
-# The system packages (Debian or Ubuntu, as root or through sudo): gcc and 32-bit gcc
-# for the ELF fixtures, Nix, pkgconf (pkg-config, to read back the .pc files), the
-# Debian keyring (tools/other-nix.sh), python3-venv, qemu-user and gcc's arm64 cross
-# compiler (tests/test_arm64.py), strace (tests/test_cluster.py: who writes the
-# activation record). Then, each cached under ~/.cache/triton-toolchain: the
-# other Debian release's Nix (tools/other-nix.sh --prepare), an arm64 Debian root with
-# NVIDIA's arm64 CUDA pieces (tools/arm64-sysroot.sh, which registers qemu-aarch64 with
-# binfmt_misc: root), the real ptxas releases of the fit tests (tools/fetch_ptxas.py),
-# and nox and uv in a virtual environment of their own (test-tools; never into the
-# system's Python). nox makes a venv per session, with Triton from PyPI (uv's cache
-# makes later installs links). Without arguments, every session runs, two at a time
-# (CI's two cores), `tests` (the longest) first; each session's output is printed when
-# all have ended, then one line per session; the exit status is non-zero if any failed.
+# The system packages (Debian or Ubuntu, as root or through sudo): gcc and 32-bit gcc for
+# the ELF fixtures, Nix, pkgconf (pkg-config, to read back the .pc files), the Debian
+# keyring (tools/other-nix.sh), python3-venv, qemu-user and gcc's arm64 cross compiler
+# (tests/test_arm64.py), strace (tests/test_cluster.py: who writes the activation record),
+# zsh, fish and jq (tests/test_hostile_round4_env.py: `env`'s output evaluated by each
+# shell and read by a second JSON reader). Then, each cached under
+# ~/.cache/triton-toolchain: the other Debian release's Nix (tools/other-nix.sh
+# --prepare), an arm64 Debian root with NVIDIA's arm64 CUDA pieces
+# (tools/arm64-sysroot.sh, which registers qemu-aarch64 with binfmt_misc: root), the real
+# ptxas releases of the fit tests (tools/fetch_ptxas.py), and nox and uv in a virtual
+# environment of their own (test-tools; never into the system's Python). nox makes a venv
+# per session, with Triton from PyPI (uv's cache makes later installs links). Without
+# arguments, every session runs, two at a time (CI's two cores), `tests` (the longest)
+# first; each session's output is printed when all have ended, then one line per session;
+# the exit status is non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
-  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace)
+  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq)
 
 if [ "${TT_SKIP_SYSTEM:-0}" != 1 ]; then
   as_root=()

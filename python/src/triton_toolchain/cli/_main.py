@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import re
-import shlex
 import shutil
 import signal
 import sys
@@ -29,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..resolver._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
+from ..resolver._catalog import ARCH_RELEASES, COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
 from ..resolver._discovery._host import Host
-from ..resolver._discovery._probe import gpu_arch
-from ..resolver._exports import merged_env, toolchain_env
+from ..resolver._discovery._probe import driver_cuda, gpu_arch
+from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
 from ..resolver._manifest import load, to_json, write
 from ..resolver._model import Toolchain
 from ..resolver._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
-from ..runtime._errors import ManifestError, SettingError, ToolchainError
+from ..runtime._errors import ManifestError, SettingError, ToolchainError, printable
 from ..runtime._process import user_environ
 from . import _pcfile
 from ._doctor import unusable_tools
@@ -53,7 +52,7 @@ from ._report import (
 )
 from ._selftest import self_test
 
-_ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?$")
+_ARCH = re.compile(r"^(?:sm_|compute_)?([0-9]+)(?:\.([0-9]))?[af]?$")
 
 
 def parse_arch(text: str) -> int:
@@ -153,15 +152,40 @@ def _arch_of_the_gpu(tc: Toolchain) -> int | None:
     return gpu_arch(Path(driver))[0]
 
 
+def _note_driver_fit(tc: Toolchain, host: Host) -> Toolchain:
+    """``tc`` with a note where the chosen driver does not say which CUDA release it
+    supports (``cuDriverGetVersion`` fails, is missing or answers no version): whether
+    its ptxas's cubins load on it was not checked, and doctor says so."""
+    driver = tc["libcuda"].path
+    if driver is None:
+        return tc
+    supported, why = driver_cuda(Path(driver), answers=host.answers)
+    if supported is not None:
+        return tc
+    note = (
+        f"driver fit not checked: {driver} did not say which CUDA release it supports "
+        f"({why}); a cubin of a newer CUDA than the driver's will not load on it"
+    )
+    return tc.replace(notes=(note, *tc.notes))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
     tc = resolve_all(args.arch, host=host)
     if args.arch is None:  # the GPU present says which ptxas must serve it
         arch = _arch_of_the_gpu(tc)
-        if arch is not None:
+        if arch is not None and arch not in ARCH_RELEASES:  # not known: said, not judged
+            note = (
+                f"the GPU reports compute capability {arch // 10}.{arch % 10}, which "
+                f"triton-toolchain {__version__} does not know: no ptxas was checked for it "
+                "(`doctor --arch N` checks one for sm_N)"
+            )
+            tc = tc.replace(notes=(note, *tc.notes))
+        elif arch is not None:
             tc = resolve_all(arch, host=host)
             note = f"target sm_{arch}: the GPU's, as its driver reports it"
             tc = tc.replace(notes=(note, *tc.notes))
+    tc = _note_driver_fit(tc, host)
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(
@@ -215,17 +239,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return status
 
 
-def _format_env(env: dict[str, str], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(env, indent=2)
-    if fmt == "fish":
-        return "\n".join(f"set -gx {k} {shlex.quote(v)};" for k, v in env.items())
-    return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
-
-
 def cmd_env(args: argparse.Namespace) -> int:
     tc = resolve(args.arch)
-    print(_format_env(toolchain_env(tc), args.format))
+    script = shell_script(toolchain_env(tc), args.format)
+    try:  # the bytes of the paths, whatever standard output's encoding
+        sys.stdout.flush()
+        sys.stdout.buffer.write(script)
+        sys.stdout.buffer.flush()
+    except OSError as exc:
+        raise _OutputLost(exc) from None
     for choice in tc.missing(None):
         print(f"# missing: {choice.component} (run `triton-toolchain doctor`)", file=sys.stderr)
     return _status(tc, "all")
@@ -278,6 +300,15 @@ def cmd_lock(args: argparse.Namespace) -> int:
         if (choice := tc[name]).path is not None
     }
     driver = tc["libcuda"].path
+    if args.strict and driver is None:
+        # A strict manifest looks for the driver only in its driver_dirs: none would do.
+        raise SettingError(
+            "lock --strict: no NVIDIA driver was found here, so the manifest would have no "
+            "driver_dirs, and a strict manifest looks for the driver nowhere else: it could "
+            "never find one; fix: lock where the driver is installed (TRITON_LIBCUDA_PATH "
+            "names its directory), or leave out --strict"
+            + (" (--no-driver lets the manifest go without one)" if args.no_driver else "")
+        )
     text = to_json(
         components,
         driver_dirs=(os.path.dirname(driver),) if driver else (),
@@ -428,7 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
 
     p = add("env", "print the variables that configure Triton")
-    p.add_argument("--format", choices=("sh", "fish", "json"), default="sh")
+    p.add_argument("--format", choices=FORMATS, default="sh")
     p.set_defaults(func=cmd_env)
 
     p = add("which", "print the chosen path of one component")
@@ -494,6 +525,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(["doctor"])
     if not isinstance(sys.stdout, _Output):
         sys.stdout = _Output(sys.stdout)
+    if not isinstance(sys.stderr, _Printable):
+        sys.stderr = _Printable(sys.stderr)
     try:
         status = int(args.func(args))
         sys.stdout.flush()
@@ -517,6 +550,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if isinstance(sys.stdout, _Output):
             sys.stdout = sys.stdout.stream
+        if isinstance(sys.stderr, _Printable):
+            sys.stderr = sys.stderr.stream
 
 
 class _OutputLost(Exception):
@@ -527,15 +562,27 @@ class _OutputLost(Exception):
         self.error = error
 
 
-class _Output:
-    """Standard output whose write errors are told apart from every other ``OSError``."""
+class _Printable:
+    """A text stream to a person: what it is given is written ``printable`` (a file name
+    or a tool's words cannot act on the terminal)."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
 
     def write(self, text: str) -> int:
+        return int(self.stream.write(printable(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class _Output(_Printable):
+    """Standard output, ``printable``, whose write errors are told apart from every
+    other ``OSError``."""
+
+    def write(self, text: str) -> int:
         try:
-            return int(self.stream.write(text))
+            return super().write(text)
         except OSError as exc:
             raise _OutputLost(exc) from None
 
@@ -544,9 +591,6 @@ class _Output:
             self.stream.flush()
         except OSError as exc:
             raise _OutputLost(exc) from None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
 
 
 def _stdout_lost(why: str) -> int:

@@ -25,7 +25,8 @@ from ..resolver._model import Toolchain
 
 FILE_NAME = "triton-toolchain.pc"
 # Characters a path may have to be written into a .pc file unquoted.
-SAFE = re.compile(r"^/[A-Za-z0-9_./+@%,=:~-]*$")
+# (\Z, not $: a path ending in a newline would be a line of its own.)
+SAFE = re.compile(r"/[A-Za-z0-9_./+@%,=:~-]*\Z")
 # (variable, component, what it is), in the file's order.
 VARIABLES = (
     ("python_include", "python-headers", "Python.h's directory"),

@@ -75,7 +75,7 @@ class BuildPlan:
 
 def _library_flag(lib: str) -> str:
     """Triton's own rule (``runtime/build.py: _library_flag``)."""
-    if re.search(r"\.so(\.\d+)*$", lib) or lib.endswith(".a"):
+    if re.search(r"\.so(\.[0-9]+)*$", lib) or lib.endswith(".a"):
         return f"-l:{lib}"
     return f"-l{lib}"
 

@@ -583,7 +583,7 @@ def parse_release(text: str) -> tuple[int, int] | None:
     """``"12.8"`` -> ``(12, 8)``; anything else -> ``None``."""
     major, _, minor = text.partition(".")
     minor = minor.split(".")[0]
-    if major.isdigit() and minor.isdigit() and len(major) <= 3 and len(minor) <= 3:
+    if re.fullmatch("[0-9]{1,3}", major) and re.fullmatch("[0-9]{1,3}", minor):
         return int(major), int(minor)
     return None
 
@@ -708,7 +708,7 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
 
 # A module's ``__version__ = '3.9.0'`` or ``__version__: str = "3.9.0"``.
 _VERSION_ASSIGNED = r"""(?m)^__version__\s*(?::[^=\n]*)?=\s*['"]([^'"\n]+)['"]"""
-_MAJOR_MINOR = r"(\d{1,9})\.(\d{1,9})(?!\d)"
+_MAJOR_MINOR = r"([0-9]{1,9})\.([0-9]{1,9})(?![0-9])"
 
 
 def assigned_version(source: str) -> str | None:

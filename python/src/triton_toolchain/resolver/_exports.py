@@ -11,13 +11,19 @@ settings: a variable whose value is still the exported one is taken as coming fr
 that source (``discovered:cuda-toolkit``, ``manifest:/etc/...``), checked like a
 manifest entry (a value that no longer passes is rejected and discovery goes on), not
 as an explicit setting. Whatever the user sets afterwards is theirs.
+
+``shell_script`` writes the variables for a shell to evaluate (``triton-toolchain env``):
+every value comes back in the shell byte for byte, whatever bytes its path holds, or
+the value is refused by name (JSON holds only text: a path that is not UTF-8).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
+from ..runtime._errors import ToolchainError
 from ._catalog import COMPONENTS
 from ._manifest import MANIFEST_VARIABLE
 from ._model import Toolchain
@@ -109,3 +115,57 @@ def merged_env(tc: Toolchain, base: Mapping[str, str]) -> dict[str, str]:
             if not merged[key] and key == "LD_LIBRARY_PATH":
                 del merged[key]
     return merged
+
+
+# A value every shell reads as it is, unquoted: an absolute path of these characters.
+_PLAIN = r"/[A-Za-z0-9_@+=:,./-]*"
+
+
+def _posix_quoted(value: str) -> str:
+    """``value`` for sh, bash, dash and zsh: as it is where it is plain (``_PLAIN``),
+    else in single quotes, where every byte but the quote itself is literal: ``a'b``
+    -> ``'a'\\''b'``."""
+    if re.fullmatch(_PLAIN, value):
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def _fish_quoted(value: str) -> str:
+    """``value`` for fish: as it is where it is plain, else in fish's single quotes,
+    where a backslash escapes a backslash or a quote: ``a\\`` -> ``'a\\\\'`` (POSIX
+    quoting would leave fish's quote open)."""
+    if re.fullmatch(_PLAIN, value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# Each shell's line for one variable, and its quoting.
+SHELLS = {
+    "sh": ("export {name}={value}", _posix_quoted),
+    "fish": ("set -gx {name} {value};", _fish_quoted),
+}
+FORMATS = (*SHELLS, "json")
+
+
+def shell_script(env: Mapping[str, str], fmt: str) -> bytes:
+    """``env`` as ``fmt`` (``"sh"``, ``"fish"``, ``"json"``) gives it to a shell or a JSON
+    reader: the bytes to print. Values are written as the bytes of their paths
+    (``os.fsencode``), never re-encoded; JSON refuses a value that is not UTF-8."""
+    import json  # noqa: PLC0415  only where exports are: a miss does not import json
+
+    if fmt == "json":
+        not_text = [
+            f"{name}={os.fsencode(value)!r}"
+            for name, value in env.items()
+            if os.fsencode(value).decode("utf-8", "replace") != value
+        ]
+        if not_text:
+            raise ToolchainError(
+                f"env --format json: {', '.join(not_text)}: not UTF-8 text, which JSON "
+                "cannot hold byte for byte; use --format sh or --format fish, or give "
+                "the files UTF-8 paths"
+            )
+        return (json.dumps(env, indent=2) + "\n").encode("ascii")
+    line, quoted = SHELLS[fmt]
+    text = "".join(line.format(name=k, value=quoted(v)) + "\n" for k, v in env.items())
+    return os.fsencode(text)

@@ -53,7 +53,7 @@ from ._catalog import (
 )
 from ._discovery import LOCATORS
 from ._discovery._host import Host
-from ._discovery._probe import assemble, driver_cuda
+from ._discovery._probe import NOT_ASKED, assemble, driver_cuda
 from ._discovery._search import Context, search
 from ._discovery._tools import tool_release
 from ._guards import _triton_version, tool_fields, trust_refusals
@@ -111,11 +111,18 @@ def _ptx_version(
 
 def driver_problem(release: str, driver: str | None) -> tuple[str, str] | None:
     """``(problem, fix)`` when the driver library ``driver`` cannot load the cubins of a
-    ptxas of CUDA ``release``; ``None`` when it can or nothing is known."""
+    ptxas of CUDA ``release``; ``None`` when it can or the driver answers no release
+    (doctor says the fit was not checked). A query cut short fails closed."""
     version = parse_release(release)
     if driver is None or version is None:
         return None
-    supported, _why = driver_cuda(Path(driver), answers=_answers())
+    supported, why = driver_cuda(Path(driver), answers=_answers())
+    if why is not None and why.startswith(NOT_ASKED):  # cut short: fail closed
+        return (
+            f"whether the driver {driver} loads cubins of a CUDA {release} ptxas is not "
+            f"known ({why})",
+            "run it again: the driver is asked again",
+        )
     if supported is None or driver_loads(version, supported):
         return None
     d = f"{supported[0]}.{supported[1]}"

@@ -181,6 +181,8 @@ LOCK_FILE = "activation.lock"
 # answer in milliseconds and are asked at once); a holder that takes longer hangs.
 LOCK_WAIT_S = 30.0
 LOCK_POLL_S = 0.002
+# After this long waiting, one warning says who holds the lock and for how long.
+LOCK_NOTICE_S = 2.0
 
 
 @contextmanager
@@ -192,22 +194,33 @@ def resolving_alone(environ: Mapping[str, str]) -> Iterator[bool]:
     this one's miss and its lock. Without a private cache directory, on a
     lock file that is not this user's own regular file, or after ``LOCK_WAIT_S`` seconds
     of waiting, yields ``False`` without the lock: waiting is a saving, never a
-    condition, and nobody's lock makes a process fail or wait without end."""
-    fd = _lock_file(make_private_dir(cache_dir(environ)))
+    condition, and nobody's lock makes a process fail or wait without end. The holder
+    writes its pid and the time it took the lock into the file; a process that has
+    waited ``LOCK_NOTICE_S`` says once who holds it and for how long (``_holder``)."""
+    directory = make_private_dir(cache_dir(environ))
+    fd = _lock_file(directory)
     waited = False
     try:
         if fd is not None:
-            deadline = time.monotonic() + LOCK_WAIT_S
+            start = time.monotonic()
+            deadline, notice = start + LOCK_WAIT_S, start + LOCK_NOTICE_S
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    with suppress(OSError):
+                        os.ftruncate(fd, 0)
+                        os.pwrite(fd, f"{os.getpid()} {int(time.time())}\n".encode(), 0)
                     break
                 except BlockingIOError:
                     waited = True
-                    if time.monotonic() > deadline:
+                    now = time.monotonic()
+                    if now > deadline:
                         os.close(fd)
                         fd, waited = None, False
                         break
+                    if now > notice:
+                        notice = deadline + 1  # once
+                        _say_waiting(fd, os.path.join(str(directory), LOCK_FILE), now - start)
                     time.sleep(LOCK_POLL_S)
                 except OSError:
                     os.close(fd)
@@ -217,6 +230,55 @@ def resolving_alone(environ: Mapping[str, str]) -> Iterator[bool]:
     finally:
         if fd is not None:
             os.close(fd)  # releases the lock
+
+
+_HOLDER = r"([0-9]{1,9}) ([0-9]{1,12})\n"
+
+
+def _holder(fd: int) -> tuple[int | None, float | None]:
+    """``(pid, since)`` of the process holding the lock on ``fd``: its pid as
+    ``/proc/locks`` gives it, and the time it took the lock as it wrote them into the
+    file (a file left by an earlier holder, or one that writes nothing, says another
+    pid: its time is not believed); ``None`` for what neither says."""
+    import re  # noqa: PLC0415  a wait of seconds only
+
+    written: tuple[int, float] | None = None
+    with suppress(OSError, UnicodeDecodeError):
+        found = re.fullmatch(_HOLDER, os.pread(fd, 64, 0).decode("ascii"))
+        written = (int(found.group(1)), float(found.group(2))) if found else None
+    st = os.fstat(fd)
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pid = None
+    with suppress(OSError), open("/proc/locks", encoding="ascii", errors="replace") as locks:
+        for line in locks:
+            fields = line.split()
+            # "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; a waiter's has "->".
+            if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == where:
+                pid = int(fields[4]) if re.fullmatch("[0-9]{1,9}", fields[4]) else None
+                break
+    if written is not None and pid in (None, written[0]):
+        return written
+    return pid, None
+
+
+def _say_waiting(fd: int, path: str, waited: float) -> None:
+    """One warning: who holds the lock at ``path`` and for how long."""
+    import warnings  # noqa: PLC0415  a wait of seconds only
+
+    from ..runtime._errors import printable  # noqa: PLC0415  a wait of seconds only
+
+    pid, since = _holder(fd)
+    who = f"process {pid}" if pid is not None else "another process"
+    held = time.time() - since if since is not None else waited
+    warnings.warn(
+        printable(
+            f"triton-toolchain: {who} has held {path} for {held:.0f} s (resolving the "
+            f"toolchain); waiting for it, at most {LOCK_WAIT_S:g} s in all, then going on "
+            "without it"
+        ),
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def _lock_file(directory: str | None) -> int | None:

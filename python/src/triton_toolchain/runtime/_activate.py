@@ -145,8 +145,10 @@ _WARNED: set[str] = set()
 
 def _warn(text: str) -> None:
     if text not in _WARNED:
+        from ._errors import printable  # noqa: PLC0415  a warning only
+
         _WARNED.add(text)
-        warnings.warn(text, RuntimeWarning, stacklevel=4)
+        warnings.warn(printable(text), RuntimeWarning, stacklevel=4)
 
 
 def _notify(name: str, *, finished: bool) -> None:

@@ -67,7 +67,7 @@ LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "icecc", "buildcache"})
 MACHINE_OPTIONS: dict[str, str] = {"-m64": "x86_64", "-m32": "i686", "-mx32": "x32"}
 
 _TARGET = r"(?m)^Target: (\S+)"
-_VERSION = r"\b(?:gcc|clang) version (\d+(?:\.\d+)*)"
+_VERSION = r"\b(?:gcc|clang) version ([0-9]+(?:\.[0-9]+)*)"
 
 
 def conda_compilers(language: Language) -> Step:
@@ -94,7 +94,7 @@ def versioned_compilers(language: Language) -> Step:
         kept, _ = search_path(host)
         for family in language.families:
             found = [p for d in kept for p in _fs.glob(d / f"{family}-*")]
-            found = [p for p in found if p.name[len(family) + 1 :].isdigit()]
+            found = [p for p in found if re.fullmatch("[0-9]{1,9}", p.name[len(family) + 1 :])]
             found.sort(key=lambda p: -int(p.name[len(family) + 1 :]))
             yield from (discovered("PATH", p) for p in found)
 

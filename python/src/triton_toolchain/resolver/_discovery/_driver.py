@@ -78,9 +78,11 @@ STUB_REASON = "CUDA toolkit link stub, not a driver"
 SYSTEM_DIRS = ("/usr/lib64", "/usr/lib", "/lib64", "/lib")
 CONTAINER_DIRS = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
 
-_FILE_VERSION = r"^libcuda\.so\.(\d{3,}\.\d+(?:\.\d+)?)$"
+_FILE_VERSION = r"^libcuda\.so\.([0-9]{3,}\.[0-9]+(?:\.[0-9]+)?)$"
 # Parts of at most 9 digits (what /proc says is read, not believed: see cuda.h's).
-_KERNEL_VERSION = r"Kernel Module(?:\s+for\s+\S+)?\s+(\d{1,9}\.\d{1,9}(?:\.\d{1,9})?)(?![\d])"
+_KERNEL_VERSION = (
+    r"Kernel Module(?:\s+for\s+\S+)?\s+([0-9]{1,9}\.[0-9]{1,9}(?:\.[0-9]{1,9})?)(?![0-9])"
+)
 
 
 # --- facts ------------------------------------------------------------------------------
@@ -103,7 +105,7 @@ def kernel_module_version(host: Host) -> str | None:
         text = _fs.read_text(host.at("/sys/module/nvidia/version"), 1 << 10).strip()
     except _fs.ReadProblem:
         return None
-    return text if re.fullmatch(r"\d{1,9}\.\d{1,9}(?:\.\d{1,9})?", text) else None
+    return text if re.fullmatch(r"[0-9]{1,9}\.[0-9]{1,9}(?:\.[0-9]{1,9})?", text) else None
 
 
 def file_version(path: Path) -> str | None:

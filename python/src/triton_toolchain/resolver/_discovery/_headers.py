@@ -164,7 +164,7 @@ def check_python_headers(host: Host, path: Path, ctx: Context) -> Verdict:
 
 # At most 9 digits: a damaged header's endless number is no version (and converting
 # millions of digits takes Python 3.10 minutes, 3.11 refuses them).
-_CUDA_VERSION = rb"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d{1,9})(?![\d])"
+_CUDA_VERSION = rb"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+([0-9]{1,9})(?![0-9])"
 
 
 CUDA_H_LIMIT = 16 << 20

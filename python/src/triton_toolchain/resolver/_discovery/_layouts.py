@@ -75,7 +75,7 @@ TOOLKIT_VARIABLES: tuple[str, ...] = ("CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH")
 DEFAULT_TOOLKIT = "/usr/local/cuda"
 VERSIONED_TOOLKITS: tuple[str, ...] = ("/opt/cuda*", "/usr/local/cuda-*")
 
-_VERSION_IN_NAME = r"\d+(?:\.\d+)*"
+_VERSION_IN_NAME = r"[0-9]+(?:\.[0-9]+)*"
 
 
 def split_search_path(value: str) -> tuple[list[Path], list[tuple[str, str]]]:

@@ -42,7 +42,7 @@ extern "C" int triton_toolchain_threads(void) {
 }
 """
 PROBE_TIMEOUT_S = 60.0
-_VERSION_IN_NAME = r"\d+(?:\.\d+)*"
+_VERSION_IN_NAME = r"[0-9]+(?:\.[0-9]+)*"
 
 
 def _compiler(ctx: Context) -> list[str] | None:

@@ -160,7 +160,7 @@ def pc_files(
 
 
 def _version_key(path: Path) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", path.name))
+    return tuple(int(n) for n in re.findall(r"[0-9]+", path.name))
 
 
 def python_pc(host: Host, ctx: Context) -> Iterator[Candidate]:

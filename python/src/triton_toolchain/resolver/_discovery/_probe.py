@@ -9,7 +9,7 @@ would write for a target, a driver library says which CUDA release it supports.
   (mode 0700) that is removed afterwards; the run is bounded like every tool's
   (``_run.collect``: no input, 10 s, 64 KiB of output, its process group killed). The
   answer is a problem (``None``: it assembled and wrote a cubin) built from the lines of
-  its output that say ``fatal`` or ``error``, cleaned of control characters and of the
+  its output that say ``fatal`` or ``error``, escaped (``printable``) and cleaned of the
   temporary path, at most 300 characters: the output is never trusted beyond that.
 - ``gpu_arch(path)``: the first GPU's architecture, asked of a ``libcuda.so.1`` in a
   child Python (``cuInit``, then the compute capability), for ``doctor``;
@@ -31,6 +31,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ...runtime._errors import printable
 from .._observe import write_new
 from . import _answers, _fs
 from ._run import collect
@@ -38,10 +39,9 @@ from ._run import collect
 PROBE_ENTRY = "triton_toolchain_probe"
 MESSAGE_LIMIT = 300
 _INTERESTING = r"(?i)fatal|error|not defined|unsupported"
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f]"
 
 
-_TARGET = r"sm_\d{2,3}[af]?"
+_TARGET = r"sm_[0-9]{2,3}[af]?"
 
 
 def probe_ptx(ptx: int, target: str) -> str:
@@ -55,7 +55,7 @@ def probe_ptx(ptx: int, target: str) -> str:
 
 def _summary(output: bytes, tmp: str) -> str:
     """What a failed run said, as one short, clean line."""
-    text = re.sub(_CONTROL, "?", output.decode("utf-8", "replace"))
+    text = printable(output.decode("utf-8", "replace")).replace("\t", " ")
     text = text.replace(tmp + os.sep, "") if tmp else text
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     said = [ln for ln in lines if re.search(_INTERESTING, ln)] or lines[-1:]
@@ -63,12 +63,33 @@ def _summary(output: bytes, tmp: str) -> str:
     return summary if len(summary) <= MESSAGE_LIMIT else summary[: MESSAGE_LIMIT - 3] + "..."
 
 
-def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None) -> str | None:
+# Less free space than this where the probe ran: its failure may be the disk's.
+MIN_FREE_BYTES = 1 << 20
+
+
+def _short_of_space(directory: str) -> bool:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return True
+    return st.f_bavail * st.f_frsize < MIN_FREE_BYTES or st.f_favail == 0
+
+
+def _run_probe(
+    path: Path, ptx: int, target: str, env: Mapping[str, str] | None
+) -> tuple[str | None, bool]:
+    """``(problem or None, whether it is the file's own answer)``: a failure of the
+    environment (the temporary directory missing or full, a signal, the probe's
+    timeout) is a problem of this run, not the file's answer."""
     # A probe starts a process: shutil and tempfile (~2 ms) load only for one.
     import shutil  # noqa: PLC0415  a probe only
     import tempfile  # noqa: PLC0415  a probe only
 
-    tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
+    try:
+        tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
+    except OSError as exc:
+        where = os.environ.get("TMPDIR") or tempfile.gettempdir()
+        return f"the probe could not be prepared in {where}: {exc.strerror or exc}", False
     try:
         source = os.path.join(tmp, "probe.ptx")
         cubin = os.path.join(tmp, "probe.cubin")
@@ -76,9 +97,7 @@ def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None)
         argv = [str(path), f"--gpu-name={target}", source, "-o", cubin]
         status, output, problem = collect(argv, env)
         if problem is not None:
-            return f"the probe {problem}"
-        if status != 0:
-            return f"exited with {status}: {_summary(output, tmp)}"
+            return f"the probe {problem}", False
         try:
             fd = os.open(cubin, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             try:
@@ -87,11 +106,19 @@ def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None)
                 os.close(fd)
         except OSError:
             magic = b""
-        if magic != b"\x7fELF":
-            return "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
-        return None
+        if status == 0 and magic == b"\x7fELF":
+            return None, True
+        said = (
+            f"exited with {status}: {_summary(output, tmp)}"
+            if status != 0
+            else "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
+        )
+        if _short_of_space(tmp):
+            full = f"the file system of {os.path.dirname(tmp)} is full"
+            return f"{said}; {full}: the probe is asked again next time", False
+        return said, True
     except OSError as exc:
-        return f"the probe could not be prepared in {tmp}: {exc.strerror or exc}"
+        return f"the probe could not be prepared in {tmp}: {exc.strerror or exc}", False
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -116,12 +143,16 @@ def assemble(
     if remembered is not None:
         ok, text = remembered
         return None if ok else text
-    problem = _run_probe(path, ptx, target, env)
-    _answers.remember(answers, path, question, problem is None, problem or "")
+    problem, answered = _run_probe(path, ptx, target, env)
+    if answered:  # what the file itself answered, never an accident of this run
+        _answers.remember(answers, path, question, problem is None, problem or "")
     return problem
 
 
-_DRIVER_VERSION = r"(-?\d{1,9}) (\d{1,9})"
+# The start of driver_cuda's answer when the query was cut short (a signal, the timeout):
+# nothing is known, and a check that needs it fails closed.
+NOT_ASKED = "cuDriverGetVersion could not be asked"
+_DRIVER_VERSION = r"(-?[0-9]{1,9}) ([0-9]{1,9})"
 # Run in a child ``python -I -S``: load the library, ask, print "<status> <version>".
 _ASK_DRIVER = (
     "import ctypes, sys\n"
@@ -143,7 +174,7 @@ _ASK_ARCH = (
     "status = status or lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, d)\n"
     "print(status, major.value, minor.value)\n"
 )
-_ARCH_ANSWER = r"(-?\d{1,9}) (\d{1,3}) (\d{1,3})"
+_ARCH_ANSWER = r"(-?[0-9]{1,9}) ([0-9]{1,3}) ([0-9]{1,3})"
 
 
 def gpu_arch(path: Path) -> tuple[int | None, str | None]:
@@ -183,9 +214,11 @@ def driver_cuda(
         status, output, problem = collect(argv, {"PATH": os.defpath})
         text = output.decode("ascii", "replace").strip()
         found = re.fullmatch(_DRIVER_VERSION, text)
-        if problem is None and (status != 0 or found is None):
+        if problem is not None:  # a signal, the timeout: not the library's answer
+            return None, f"{NOT_ASKED}: the query {problem}"
+        if status != 0 or found is None:
             problem = f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
-        elif found is not None and found.group(1) != "0":
+        elif found.group(1) != "0":
             problem = f"cuDriverGetVersion returned CUresult {found.group(1)}"
         answer = found.group(2) if found and problem is None else None
         remembered = (answer is not None, answer or f"cuDriverGetVersion: {problem}")
@@ -193,7 +226,7 @@ def driver_cuda(
     ok, text = remembered
     if not ok:
         return None, text
-    number = int(text) if text.isdigit() else 0
+    number = int(text) if re.fullmatch("[0-9]{1,9}", text) else 0
     if number < 1000:
         return None, f"cuDriverGetVersion reported {text!r}, not a CUDA version"
     return (number // 1000, number % 1000 // 10), None

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...runtime._errors import printable
 from .._tuple import NamedTuple
 from . import _answers, _fs
 
@@ -306,7 +307,7 @@ def _answer(
             problem = f"was killed by signal {-status}"
     elif problem is None and status != 0:
         tail = text.strip().splitlines()[-1:] or [""]
-        problem = f"exited with {status}: {tail[0][:200]}"
+        problem = f"exited with {status}: {printable(tail[0][:200])}"
     if problem is not None:
         problem = f"{command} {problem}"
     if problem is None or INTERRUPTED not in problem:

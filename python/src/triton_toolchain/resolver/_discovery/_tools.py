@@ -61,7 +61,7 @@ from ._probe import assemble
 from ._run import Question, ask_question
 from ._search import Context, Locator, Verdict
 
-_RELEASE = r"release (\d+\.\d+)"
+_RELEASE = r"release ([0-9]+\.[0-9]+)"
 TOOLS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.area == "bin")
 PTXAS = ("ptxas", "ptxas-blackwell")
 
