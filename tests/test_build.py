@@ -14,10 +14,10 @@ import pytest
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from triton_layouts import make_layout, python_include, run_scenario, scenario_env, triton_version
+from triton_toolchain.resolver import _build
 from triton_toolchain.resolver._catalog import COMPONENT_NAMES
 from triton_toolchain.resolver._model import Choice, Source, SourceKind, Toolchain
 from triton_toolchain.runtime._errors import BuildError, MissingComponentError
-from triton_toolchain.resolver import _build
 
 SOURCE = Source(SourceKind.DISCOVERED, "test")
 MODULE_C = """

@@ -17,6 +17,9 @@ import pytest
 import triton_toolchain
 from conftest import ROOT, require_tool
 
+# Builds the distributions from python/ of a checkout.
+pytestmark = pytest.mark.repo
+
 PYTHON_DIR = ROOT / "python"
 
 
