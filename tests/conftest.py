@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 # A checkout has the package under python/; the sdist has it at its top.
 IN_CHECKOUT = (ROOT / "python" / "pyproject.toml").is_file()
+# The package's source, which the tests' child processes import.
+SRC = ROOT / "python" / "src" if IN_CHECKOUT else ROOT / "src"
 
 
 def require_tool(name: str, package: str) -> str:

@@ -27,13 +27,9 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
-
-# Parses the package's sources where a checkout has them (python/src).
-pytestmark = pytest.mark.repo
+from conftest import SRC  # python/src in a checkout, src in the unpacked sdist
 
 ROOT = Path(__file__).resolve().parent.parent
-SRC = ROOT / "python" / "src"
 PACKAGE = "triton_toolchain"
 DESIGN = ROOT / "docs" / "design.md"
 

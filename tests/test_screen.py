@@ -14,10 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import SRC
 from triton_toolchain.cli._report import WIDTH
-
-SRC = ROOT / "python/src"
 
 
 def unwrap(text: str) -> list[str]:
