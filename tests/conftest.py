@@ -28,8 +28,19 @@ def require_tool(name: str, package: str) -> str:
     return found
 
 
+# Every test under tests/nix/ builds the repository's flake (nix/, flake.nix) into the
+# system's Nix store: it needs the repository and root.
+NIX_TESTS = ROOT / "tests" / "nix"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Outside a checkout, deselect the tests that read the repository's other files."""
+    """Mark the Nix tests; outside a checkout, deselect the tests that read the
+    repository's other files."""
+    for item in items:
+        if item.path.is_relative_to(NIX_TESTS):
+            item.add_marker(pytest.mark.repo)
+            item.add_marker(pytest.mark.root)
     if IN_CHECKOUT:
         return
     repo = [item for item in items if item.get_closest_marker("repo")]
