@@ -1,5 +1,9 @@
 """Shared test set-up. Tests never skip: a missing tool is a failure that says what to
-install (the README's test command installs everything)."""
+install (the README's test command, tools/test.sh, installs everything).
+
+Markers (pytest.ini): ``root``, ``network`` and ``repo``. In the unpacked sdist the
+repository's other files are absent, and the tests marked ``repo`` are deselected, with
+a line in the header saying how many and why; in a checkout every test runs."""
 
 from __future__ import annotations
 
@@ -7,8 +11,14 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+# A checkout has the package under python/; the sdist has it at its top.
+IN_CHECKOUT = (ROOT / "python" / "pyproject.toml").is_file()
+# The package's source, which the tests' child processes import.
+SRC = ROOT / "python" / "src" if IN_CHECKOUT else ROOT / "src"
 
 
 def require_tool(name: str, package: str) -> str:
@@ -16,3 +26,33 @@ def require_tool(name: str, package: str) -> str:
     found = shutil.which(name)
     assert found, f"{name} is not installed; install {package} (see README: the test command)"
     return found
+
+
+# Every test under tests/nix/ builds the repository's flake (nix/, flake.nix) into the
+# system's Nix store: it needs the repository and root.
+NIX_TESTS = ROOT / "tests" / "nix"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the markers added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the Nix tests; outside a checkout, deselect the tests that read the
+    repository's other files."""
+    for item in items:
+        if item.path.is_relative_to(NIX_TESTS):
+            item.add_marker(pytest.mark.repo)
+            item.add_marker(pytest.mark.root)
+    if IN_CHECKOUT:
+        return
+    repo = [item for item in items if item.get_closest_marker("repo")]
+    if repo:
+        config.hook.pytest_deselected(items=repo)
+        items[:] = [item for item in items if not item.get_closest_marker("repo")]
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if IN_CHECKOUT:
+        return None
+    return (
+        f"{ROOT} is not a checkout: tests marked `repo` (they read bench/, nix/, tools/ "
+        "or the README) are deselected"
+    )

@@ -20,11 +20,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import require_tool
+from conftest import SRC, require_tool
 from tool_fixtures import RELEASE_LINE
 
 ROOT = Path(__file__).resolve().parent.parent
-SRC = ROOT / "python" / "src"
 TESTS = ROOT / "tests"
 OTHER_UID = 4242  # another user: no passwd entry needed, a uid is a user to the kernel
 THIRD_UID = 4343

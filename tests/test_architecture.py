@@ -27,8 +27,9 @@ import re
 import sys
 from pathlib import Path
 
+from conftest import SRC  # python/src in a checkout, src in the unpacked sdist
+
 ROOT = Path(__file__).resolve().parent.parent
-SRC = ROOT / "python" / "src"
 PACKAGE = "triton_toolchain"
 DESIGN = ROOT / "docs" / "design.md"
 

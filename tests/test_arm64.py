@@ -31,6 +31,10 @@ import elf_fixtures
 import pytest
 from triton_layouts import SRC, Namespace
 
+# Registers qemu-aarch64 with binfmt_misc (root) and builds an arm64 root with
+# tools/arm64-sysroot.sh, which downloads Debian's and NVIDIA's arm64 packages.
+pytestmark = [pytest.mark.root, pytest.mark.network, pytest.mark.repo]
+
 REPO = Path(__file__).resolve().parent.parent
 SYSROOT_SCRIPT = REPO / "tools" / "arm64-sysroot.sh"
 MULTIARCH = "usr/lib/aarch64-linux-gnu"

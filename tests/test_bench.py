@@ -16,6 +16,9 @@ import sys
 import pytest
 from triton_layouts import ROOT
 
+# Runs the benchmarks under bench/.
+pytestmark = pytest.mark.repo
+
 BENCH = ROOT / "bench"
 # Modules only a resolution on a miss, doctor or a launcher build may load.
 SLOW_PATH = (

@@ -3,8 +3,10 @@ machine, with the driver given by Triton's own variable where a test needs one."
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +14,10 @@ from typing import Any
 
 import pytest
 from elf_fixtures import install_driver
-from test_screen import unwrap
-from triton_toolchain import resolve
+from test_screen import no_driver_manifest, package_dir, unwrap
+from triton_toolchain import __version__, resolve
+from triton_toolchain.cli._main import JSON_SCHEMA
+from triton_toolchain.cli._report import _triton_dir_once
 from triton_toolchain.resolver._catalog import COMPONENT_NAMES, GOALS
 from triton_toolchain.resolver._manifest import SCHEMA
 
@@ -93,10 +97,14 @@ def test_doctor_verbose_shows_strictly_more() -> None:
     assert verbose[: len(plain) - 1] == plain[:-1]
     assert len(verbose) > len(plain)
     assert "  looked at:" in verbose
+    # Each place looked at, on a line of its own (wrapped at the screen's width), with
+    # Triton's package directory said once, above, as the plain table says it.
+    triton_dir = str(package_dir("triton"))
+    shown = unwrap("\n".join(verbose))
     tc = resolve()
     for choice in tc:
         for place in choice.searched:
-            assert f"    {place}" in verbose, place
+            assert f"    {_triton_dir_once(place, triton_dir)}" in shown, place
 
 
 def test_doctor_for_compile_hides_launch_details() -> None:
@@ -296,3 +304,151 @@ def test_doctor_json_run_stays_json_and_carries_the_self_test(
     steps = {step["name"].split(":")[0]: step for step in doc["self_test"]["steps"]}
     assert doc["self_test"]["ok"] is (done.returncode == 0)
     assert any(name.startswith("compile") and step["ok"] for name, step in steps.items())
+
+
+# ------------------------------------------------------------- answers that fit
+
+
+def _fits(lines: list[str], width: int) -> list[str]:
+    """The lines wider than ``width`` that could have wrapped: not an ``error:`` line
+    (kept whole to be copied), not one word alone (a path longer than the line)."""
+    return [x for x in lines if len(x) > width and not x.startswith("error: ") and " " in x.strip()]
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_doctor_fits_columns_with_hanging_indents(columns: int) -> None:
+    env = {"COLUMNS": str(columns)}
+    plain = cli("doctor", env=env).stdout.splitlines()
+    verbose = cli("doctor", "-v", env=env).stdout.splitlines()
+    assert _fits(plain, columns) == [] and _fits(verbose, columns) == []
+    # A fix that wraps continues under itself: four columns deeper than `  fix:`.
+    fixes = [i for i, line in enumerate(plain) if line.startswith("  fix: ")]
+    assert fixes, plain
+    for i in fixes:
+        for line in itertools.takewhile(lambda x: x.startswith("   "), plain[i + 1 :]):
+            assert line.startswith("      ") and line[6] != " ", line
+    assert any(line.startswith("      ") for line in plain), "nothing wrapped at this width"
+    # Without COLUMNS and without a terminal: 100 columns.
+    wide = cli("doctor", env={"COLUMNS": ""}).stdout.splitlines()
+    assert _fits(wide, 100) == [] and any(len(x) > columns for x in wide)
+
+
+def test_doctor_verbose_says_tritons_directory_once() -> None:
+    triton_dir = str(package_dir("triton"))
+    verbose = cli("doctor", "-v").stdout
+    assert verbose.count(triton_dir) == 2, verbose  # above the table, and in "packages:"
+    assert "    triton-bundled: backends/nvidia/bin/ptxas" in verbose.splitlines()
+
+
+def test_doctor_json_carries_the_versions_a_schema_and_places_as_objects(
+    driver_env: dict[str, str],
+) -> None:
+    from importlib import metadata
+
+    done = cli("doctor", "--json", env=driver_env)
+    doc = json.loads(done.stdout)
+    assert doc["schema"] == JSON_SCHEMA == 2
+    versions = doc["versions"]
+    assert versions["triton-toolchain"] == __version__
+    assert versions["triton"] == metadata.version("triton")
+    python = subprocess.run(
+        [sys.executable, "-c", "import platform; print(platform.python_version())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert versions["python"] == python.stdout.strip()
+    try:
+        torch = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch = None
+    assert versions["torch"] == torch
+    tc = resolve()
+    for name, component in doc["components"].items():
+        places = component["searched"]
+        assert all(set(place) == {"source", "path"} for place in places), places
+        # The same places as the resolution's, each split at its first ": ".
+        resolved = [p for p in tc[name].searched if "TRITON_LIBCUDA_PATH" not in p]
+        if "TRITON_LIBCUDA_PATH" not in str(component["source"]):
+            assert [f"{p['source']}: {p['path']}" for p in places] == resolved
+
+
+def test_a_stale_setting_of_another_goal_is_noted_and_the_goal_asked_for_decides() -> None:
+    goals = goals_of()
+    compile_ready = goals["triton"]["steps"]["compile"]
+    stale = {"CUDA_HOME": "/nonexistent/cuda", "CC": "/nonexistent/gcc"}
+    done = cli("doctor", "--for", "compile", env=stale)
+    assert done.returncode == (0 if compile_ready else 1), done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert not any(line.startswith("error: ") for line in lines), done.stdout
+    assert "note: cuda-home (not used by this goal): CUDA_HOME='/nonexistent/cuda'" in (
+        " ".join(unwrap(done.stdout))
+    )
+    assert any(line.startswith("note: cc (not used by this goal): CC=") for line in lines)
+    # Where the goal uses the setting, it is the error it was, exit status 2.
+    extensions = cli("doctor", "--for", "extensions", env=stale)
+    assert extensions.returncode == 2
+    assert "error: cuda-home: CUDA_HOME='/nonexistent/cuda'" in extensions.stdout
+    launch = cli("doctor", "--for", "launch", env=stale)
+    assert launch.returncode == 2 and "error: cc: CC='/nonexistent/gcc'" in launch.stdout
+    # Every goal shown: every wrong setting is an error.
+    assert cli("doctor", env=stale).returncode == 2
+
+
+def test_lock_without_a_driver_suggests_a_command_that_runs(tmp_path: Path) -> None:
+    manifest = no_driver_manifest(tmp_path)
+    env = {"TRITON_TOOLCHAIN_MANIFEST": str(manifest)}
+    out = tmp_path / "image.json"
+    done = cli("lock", "-o", str(out), env=env)
+    assert done.returncode == 1 and out.is_file(), done.stderr
+    text = " ".join(done.stderr.split())
+    suggested = re.findall(r"`triton-toolchain (lock [^`]*)`", text)[0]
+    assert suggested == f"lock --no-driver --force -o {out}"
+    again = cli(*suggested.split(), env=env)
+    assert again.returncode == 0, again.stderr
+    # To standard output, the suggestion writes nowhere either.
+    stdout = cli("lock", env=env)
+    assert "`triton-toolchain lock --no-driver`" in " ".join(stdout.stderr.split())
+
+
+def test_doctor_run_prints_warnings_after_the_header_and_details_under_their_step(
+    tmp_path: Path,
+) -> None:
+    """A warning raised while Triton is imported (the shim's own, for a value of
+    TRITON_TOOLCHAIN it does not know; Triton 3.9's own about FP fusion) comes after the
+    header; a failed step's account (no driver: the launcher cannot be linked) is
+    indented under the step."""
+    env = {
+        "TRITON_TOOLCHAIN": "maybe",
+        "TRITON_TOOLCHAIN_MANIFEST": str(no_driver_manifest(tmp_path)),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton-cache"),
+    }
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**base, **env},
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"triton-toolchain {__version__}: "), done.stdout
+    warnings = [i for i, line in enumerate(lines) if line.startswith("warning: ")]
+    assert warnings and "TRITON_TOOLCHAIN='maybe'" in lines[warnings[0]], done.stdout
+    target = next(i for i, line in enumerate(lines) if line.startswith("target "))
+    assert min(warnings) > target
+    failed = next(i for i, line in enumerate(lines) if line.startswith("  FAILED   "))
+    steps = ("  ok ", "  skipped ", "  FAILED ")
+    block = list(itertools.takewhile(lambda x: not x.startswith(steps), lines[failed + 1 :]))
+    assert any(line.strip().startswith("fix: ") for line in block), lines[failed:]
+    assert all(line.startswith("      ") for line in block), block
+
+
+def test_help_names_torch_and_every_option_has_help_text() -> None:
+    top = cli("--help").stdout
+    assert "torch" in top and "Triton" in top
+    env = cli("env", "--help").stdout
+    assert "--format {sh,fish,json}" in env and "fish: set -gx" in " ".join(env.split())
+    run = cli("run", "--help").stdout
+    assert "-- CMD [ARGS...]" in run and "the program to run" in run

@@ -35,7 +35,7 @@ from triton_layouts import ROOT
 from triton_toolchain.resolver._plan import LEFT_OUT, without_history
 from triton_toolchain.runtime._record import RECORD_FILE, decode
 
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.repo]  # runs bench/cluster.py
 BENCH = ROOT / "bench"
 WORKER = BENCH / "cluster_worker.py"
 WORKERS = 8

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import conftest
 import pytest
 from elf_fixtures import (
     COMPAT_VERSION,
@@ -30,7 +31,7 @@ from triton_toolchain.resolver._model import Choice
 from triton_toolchain.resolver._resolve import resolve_all
 from triton_toolchain.runtime._errors import SettingError
 
-SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
+SRC = str(conftest.SRC)
 X64 = "usr/lib/x86_64-linux-gnu"
 I386 = "usr/lib/i386-linux-gnu"
 NO_DRIVER = "no NVIDIA driver is installed"

@@ -4,13 +4,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import conftest
 import pytest
 from elf_fixtures import built
 from triton_toolchain.resolver._discovery import _elf
 from triton_toolchain.resolver._discovery._elf import ElfInfo, machine_problem, read_elf
 from triton_toolchain.resolver._discovery._host import Host
 
-SRC = str(Path(__file__).resolve().parents[1] / "python" / "src")
+SRC = str(conftest.SRC)
 
 
 def test_reads_x86_64_driver_stand_in() -> None:

@@ -79,6 +79,7 @@ def test_the_ptx_table_is_the_installed_tritons_own_ptx_get_version() -> None:
 # ------------------------------------------------------------------ the probe, real binaries
 
 
+@pytest.mark.network
 def test_the_probe_finds_what_a_real_ptxas_rejects() -> None:
     """Triton 3.0 writes PTX 8.6 for a 12.6 ptxas, which accepts only 8.5 (the error users
     hit, triton-lang/triton#4576, #5929); a 12.4 ptxas knows no sm_100a; PTX 8.4 cannot
@@ -94,6 +95,7 @@ def test_the_probe_finds_what_a_real_ptxas_rejects() -> None:
     assert assemble(p131, 91, "sm_100a") is None
 
 
+@pytest.mark.network
 def test_the_probe_is_remembered_per_file_version_and_question(tmp_path: Path) -> None:
     log = tmp_path / "runs.log"
     tool = wrapper(tmp_path / "bin" / "ptxas", real_ptxas("12.6"), log=log)
@@ -150,6 +152,7 @@ def test_the_probes_output_is_hostile_input(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ discovery with a target
 
 
+@pytest.mark.network
 def test_a_discovered_ptxas_that_fails_the_probe_is_rejected_and_the_next_tried(
     tmp_path: Path,
 ) -> None:
@@ -177,6 +180,7 @@ def test_a_discovered_ptxas_that_fails_the_probe_is_rejected_and_the_next_tried(
     assert locate(LOCATORS, "ptxas", host).path == str(bundled)
 
 
+@pytest.mark.network
 def test_an_explicit_ptxas_that_fails_the_probe_is_a_setting_error(tmp_path: Path) -> None:
     triton = _triton_tree(tmp_path, "3.0.0")
     tool = wrapper(tmp_path / "mine" / "ptxas", real_ptxas("12.6"))
@@ -191,6 +195,7 @@ def test_an_explicit_ptxas_that_fails_the_probe_is_a_setting_error(tmp_path: Pat
     assert "PTX 8.6" in error and "CUDA 12.6" in error and "Unsupported .version" in error
 
 
+@pytest.mark.network
 def test_discovery_prefers_against_an_advisory(tmp_path: Path) -> None:
     """Triton bundles a 13.1 ptxas-blackwell (3.7's did) and CUDA_HOME has a 13.5: for
     sm_100 the 13.1 one is passed over (pytorch/pytorch#181248); for sm_120, which no
@@ -259,6 +264,7 @@ def _variable(component: str) -> str:
     return "TRITON_PTXAS_PATH"
 
 
+@pytest.mark.network
 def test_a_ptxas_newer_than_the_driver_is_refused_with_both_versions(tmp_path: Path) -> None:
     """An 11.8 driver and the user's 12.4 ptxas for sm_80: its cubins would not load
     (another major release). Stopped at compile time, naming both releases and both
@@ -303,6 +309,7 @@ def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
     assert "supports CUDA 12.8" in warning and "which does" in warning
 
 
+@pytest.mark.network
 def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
     tmp_path: Path,
 ) -> None:
@@ -334,6 +341,7 @@ def test_only_triton_ptxas_path_set_warns_once_and_is_honoured_where_it_fits(
     assert gpu_names == {f"sm_{a}a" if a >= 90 else f"sm_{a}" for a in archs}
 
 
+@pytest.mark.network
 def test_an_explicit_ptxas_with_an_advisory_is_used_with_a_warning(tmp_path: Path) -> None:
     """The user's 13.1 ptxas for sm_100 (pytorch/pytorch#181248): used, with a warning
     citing the advisory; a release that knows no CUDA 13 stops with the shim's error."""
@@ -351,6 +359,7 @@ def test_an_explicit_ptxas_with_an_advisory_is_used_with_a_warning(tmp_path: Pat
     assert "ptxas 13.1" in warning and "pytorch/pytorch#181248" in warning
 
 
+@pytest.mark.network
 def test_doctor_shows_the_advisory(tmp_path: Path) -> None:
     """``doctor --arch 100 -v`` with the user's 13.1 ptxas notes the advisory (a release
     that knows no CUDA 13 refuses the setting instead)."""
@@ -426,6 +435,7 @@ def test_doctor_reads_the_gpus_architecture(
     assert (f"target sm_{arch}: the GPU's" in notes) == (arch is not None), notes
 
 
+@pytest.mark.network
 def test_a_refusal_of_the_users_ptxas_says_it_was_set(tmp_path: Path) -> None:
     """The user's TRITON_PTXAS_PATH names a CUDA 12.4 ptxas and the target is sm_88,
     which only CUDA 13.0 on assembles (every release runs ptxas below sm_90). The fix
@@ -439,6 +449,7 @@ def test_a_refusal_of_the_users_ptxas_says_it_was_set(tmp_path: Path) -> None:
     assert f"TRITON_PTXAS_PATH is set to {tool!r}" in error, error
 
 
+@pytest.mark.network
 def test_only_triton_ptxas_path_set_that_does_not_fit_keeps_tritons_choice(
     tmp_path: Path,
 ) -> None:

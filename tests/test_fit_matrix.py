@@ -26,6 +26,9 @@ import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas
 from triton_toolchain.resolver._catalog import COMPONENT, ptxas_for, triton_release
 
+# Judges real ptxas releases, downloaded from PyPI once (tools/fetch_ptxas.py).
+pytestmark = pytest.mark.network
+
 ROW = triton_release(installed_triton())
 ARCHS = (80, 90, 100, 120)
 PTXAS_RELEASES = ("12.4", "12.6", "13.1", "13.5")

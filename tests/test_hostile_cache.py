@@ -150,6 +150,7 @@ LIES: dict[str, Callable[[Path, bytes], Path]] = {
 }
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("case", sorted(LIES))
 def test_answers_others_could_write_are_never_believed_nor_written(
     tmp_path: Path, case: str
@@ -168,6 +169,7 @@ def test_answers_others_could_write_are_never_believed_nor_written(
         assert after == before  # nothing written where it would not be believed
 
 
+@pytest.mark.root
 def test_another_users_lies_in_a_shared_cache_are_not_believed_by_a_user(
     tmp_path: Path,
 ) -> None:
@@ -442,6 +444,7 @@ def _record_with_a_planted_ptxas(tmp: Path, plant: Plant) -> tuple[Layout, dict[
     return layout, env, record
 
 
+@pytest.mark.root
 def test_an_activation_record_of_another_user_is_not_believed(tmp_path: Path) -> None:
     plant = Plant(tmp_path / "runs.log")
     layout, env, record = _record_with_a_planted_ptxas(tmp_path, plant)
@@ -483,6 +486,7 @@ def _forged_into_a_file_others_can_write(
     return plant, layout, env, record
 
 
+@pytest.mark.root
 @pytest.mark.parametrize(
     ("mode", "group"),
     [(0o666, None), (0o646, None), (0o664, OTHER_UID)],
@@ -503,6 +507,7 @@ def test_a_record_file_others_can_write_is_not_believed(
     assert b"planted" not in record.read_bytes()
 
 
+@pytest.mark.root
 def test_an_answers_file_others_can_write_is_not_believed(tmp_path: Path) -> None:
     """The tools' answers, the same: ours, 0666, another user wrote ptxas 99.9 into it."""
     tool = fake_ptxas(tmp_path / "safe", REAL)

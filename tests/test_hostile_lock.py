@@ -106,6 +106,7 @@ def test_32_concurrent_writers_and_32_readers_never_see_a_torn_manifest(tmp_path
     assert sorted(p.name for p in target.parent.iterdir()) == ["manifest.json"]  # no temp left
 
 
+@pytest.mark.root
 def test_a_full_disk_keeps_the_old_manifest_and_says_where_it_is(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -128,6 +129,7 @@ def test_a_full_disk_keeps_the_old_manifest_and_says_where_it_is(tmp_path: Path)
     assert sorted(listing.split()) == [".", "..", "fill", "manifest.json"]  # no temp left
 
 
+@pytest.mark.root
 def test_a_read_only_directory_keeps_the_old_manifest(tmp_path: Path) -> None:
     place = tmp_path / "ro"
     place.mkdir()
@@ -164,6 +166,7 @@ def _victim(tmp: Path) -> Path:
     return victim
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("force", [False, True])
 def test_lock_onto_a_planted_link_never_writes_through_it(tmp_path: Path, force: bool) -> None:
     victim = _victim(tmp_path)
@@ -181,6 +184,7 @@ def test_lock_onto_a_planted_link_never_writes_through_it(tmp_path: Path, force:
         assert link.is_symlink()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("force", [False, True])
 def test_lock_onto_a_dangling_planted_link_creates_nothing_elsewhere(
     tmp_path: Path, force: bool
@@ -194,6 +198,7 @@ def test_lock_onto_a_dangling_planted_link_creates_nothing_elsewhere(
     assert done.returncode == (1 if force else 2), done.output
 
 
+@pytest.mark.root
 def test_lock_through_a_directory_link_of_another_user_is_refused(tmp_path: Path) -> None:
     real = tmp_path / "etc"
     real.mkdir()

@@ -134,6 +134,7 @@ PLANTED: dict[str, Callable[[Path, str], tuple[Path, str]]] = {
 }
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("command", ["check-manifest", "doctor", "lock"])
 @pytest.mark.parametrize("case", sorted(PLANTED))
 def test_a_planted_manifest_is_refused_and_nothing_it_names_runs(
@@ -180,6 +181,7 @@ def test_a_manifest_owned_by_root_in_a_sticky_directory_is_trusted(tmp_path: Pat
     assert len(plant.runs()) == 1  # --version, once
 
 
+@pytest.mark.root
 @pytest.mark.parametrize(
     "case", ["file-of-another-user-in-tmp", "in-a-directory-everyone-can-write"]
 )
@@ -268,6 +270,7 @@ ENTRIES: dict[str, Callable[[Path, Plant], tuple[str, Path, str]]] = {
 }
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("command", ["check-manifest", "doctor"])
 @pytest.mark.parametrize("case", sorted(ENTRIES))
 def test_a_planted_entry_of_a_trusted_manifest_is_rejected_by_key(
@@ -301,6 +304,7 @@ def _scenario(tmp: Path, **env: str) -> tuple[Layout, dict[str, str]]:
     return layout, scenario_env(layout, manifest=False, **env)
 
 
+@pytest.mark.root
 def test_a_driver_in_the_linker_cache_from_an_unsafe_directory_is_never_mapped(
     tmp_path: Path,
 ) -> None:
@@ -349,6 +353,7 @@ def test_a_driver_on_library_path_in_an_unsafe_directory_is_never_mapped(
     assert any("writable by everyone" in r["reason"] for r in rejected), rejected
 
 
+@pytest.mark.root
 def test_a_driver_in_an_ld_so_conf_directory_of_another_user_is_never_mapped(
     tmp_path: Path,
 ) -> None:
@@ -462,6 +467,7 @@ def test_a_manifests_driver_directory_everyone_can_write_is_rejected_by_key(
     assert report["drivers_mapped"] == []
 
 
+@pytest.mark.root
 def test_exports_that_claim_a_planted_tool_came_from_a_manifest_are_not_believed(
     tmp_path: Path,
 ) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import driver_standin
 import elf_fixtures
+import pytest
 from triton_layouts import (
     Layout,
     Namespace,
@@ -33,6 +34,10 @@ from triton_layouts import (
     scenario_env,
 )
 from triton_toolchain.resolver._discovery._driver import STUB_REASON
+
+# Lays out NixOS, WSL2, container and GPU-machine roots at the real system paths, in
+# private mount namespaces (unshare -m): root.
+pytestmark = pytest.mark.root
 
 ARCHS = (80, 90, 100)
 GPU_NAMES = {80: "sm_80", 90: "sm_90a", 100: "sm_100a"}

@@ -95,6 +95,7 @@ def test_make_private_dir_creates_mode_0700_only_below_a_trusted_directory(
     assert make_private_dir(f"{tmp_path}/nul\0") is None
 
 
+@pytest.mark.root
 def test_make_private_dir_refuses_a_directory_of_someone_else(tmp_path: Path) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o700)

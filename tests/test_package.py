@@ -17,6 +17,9 @@ import pytest
 import triton_toolchain
 from conftest import ROOT, require_tool
 
+# Builds the distributions from python/ of a checkout.
+pytestmark = pytest.mark.repo
+
 PYTHON_DIR = ROOT / "python"
 
 
@@ -99,7 +102,15 @@ def test_build_twine_and_check_wheel_contents_accept_the_distributions(
         members = set(sdist.getnames())
         licence = sdist.extractfile(f"{top}/LICENSE")
         assert licence is not None and licence.read() == (ROOT / "LICENSE").read_bytes()
-    for path in ("CHANGELOG.md", "tests/conftest.py", "tests/test_package.py", "pytest.ini"):
+    # What the tests that run in the unpacked sdist read (`-m "not root and not network"`).
+    shipped = ("docs/design.md", "tools/fetch_ptxas.py")
+    for path in (
+        "CHANGELOG.md",
+        "tests/conftest.py",
+        "tests/test_package.py",
+        "pytest.ini",
+        *shipped,
+    ):
         assert f"{top}/{path}" in members, path
 
 
@@ -141,3 +152,24 @@ def test_the_wheel_in_a_fresh_venv_answers_version_doctor_and_configures_triton(
     shim, mode = done.stdout.split()
     assert Path(shim).is_relative_to(venv)
     assert mode in ("knobs", "environ"), done.stdout
+
+
+def test_the_projects_address_is_one_setting_and_the_changelog_follows_it() -> None:
+    """pyproject.toml's Homepage is the one place a first publisher changes: the
+    CHANGELOG's link references start with it, the latest release is this version, and
+    no other document repeats the address (the Nix side reads it from pyproject.toml)."""
+    import tomllib
+
+    with (PYTHON_DIR / "pyproject.toml").open("rb") as f:
+        home = tomllib.load(f)["project"]["urls"]["Homepage"]
+    assert home.startswith("https://")
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d)$", changelog, re.M)
+    assert releases and releases[0][0] == triton_toolchain.__version__, releases
+    references = dict(re.findall(r"^\[([^\]]+)\]: (\S+)$", changelog, re.M))
+    assert set(references) == {"Unreleased", *(version for version, _ in releases)} | {"0.1.0"}, (
+        references
+    )
+    assert all(url.startswith(f"{home}/") for url in references.values()), references
+    documents = [ROOT / "README.md", PYTHON_DIR / "README.md", *ROOT.glob("docs/*.md")]
+    assert [d.name for d in documents if home in d.read_text()] == []

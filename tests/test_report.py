@@ -335,3 +335,28 @@ def test_a_driver_that_does_not_match_the_kernel_module_is_shown_as_rejected(
         f"  fix: {COMPONENT['libcuda'].fix}",
         f"  rejected: {rejected[0]}{more}",
     ]
+
+
+def test_a_cpu_torch_without_triton_needs_a_torch_built_with_cuda_first(tmp_path: Path) -> None:
+    """The GPU goal's first step is a torch built with CUDA (which brings the Triton it
+    runs), not `pip install triton` beside a torch that cannot use a GPU."""
+    _, verdicts, text = report(workstation(tmp_path, torch_cuda=None, triton=False))
+    gpu = verdicts["torch-gpu"]
+    assert gpu.fix == TORCH_CUDA_FIX
+    assert gpu.verdict.startswith("not ready: torch 2.13.0+cpu is built without CUDA; ")
+    assert "Triton not installed" in gpu.verdict
+    assert verdicts["triton"].fix == PACKAGE_FIX["triton"]  # Triton kernels alone: Triton
+    assert f"  fix: {TORCH_CUDA_FIX}" in text.splitlines()
+
+
+def test_a_cxx_that_cannot_run_names_openmp_once_as_its_consequence(tmp_path: Path) -> None:
+    tc, verdicts, text = report(workstation(tmp_path, CXX="g++-99"))
+    assert tc["cxx"].error and tc["openmp"].path is None
+    cpu = verdicts["torch-cpu"]
+    assert cpu.missing == ("cxx",)
+    assert "openmp" not in cpu.verdict, cpu.verdict
+    assert cpu.fix is not None and "CXX" in cpu.fix
+    rows = [line.split() for line in text.splitlines()]
+    assert ["openmp", "needs", "cxx"] in rows
+    assert not any(row[:2] == ["openmp", "MISSING"] for row in rows)
+    assert "openmp not found" not in text and text.count("openmp") == 1

@@ -145,6 +145,7 @@ def test_the_users_compiler_is_kept(tmp_path: Path) -> None:
     assert any(" -shared" in line for line in log.read_text().splitlines())
 
 
+@pytest.mark.root
 def test_missing_python_h_is_the_shims_error(tmp_path: Path) -> None:
     """The interpreter's include directory empty (no -dev package): stock torch dumps the
     compiler's command and output; the shim names Python.h, the directory and the fix."""

@@ -62,6 +62,7 @@ def test_writable_by_everyone_is_not_trusted(
     assert verdict(tool) == f"{UNTRUSTED}{what} {target} is {says}"
 
 
+@pytest.mark.root
 def test_owned_by_another_user_is_not_trusted(tmp_path: Path) -> None:
     directory = mine(tmp_path / "d")
     tool = a_file(directory / "ptxas")
@@ -77,6 +78,7 @@ def test_owned_by_another_user_is_not_trusted(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.root
 def test_group_writable_is_trusted_only_for_the_owners_private_group(tmp_path: Path) -> None:
     """root's group ``root`` has no other member: a private group. A group without a
     name (gid 4242) is nobody's private group."""
@@ -100,6 +102,7 @@ def test_a_directory_above_is_judged_as_well(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- sticky directories
 
 
+@pytest.mark.root
 def test_a_sticky_directory_is_passed_on_the_way_but_judged_as_the_last_component(
     tmp_path: Path,
 ) -> None:
@@ -143,6 +146,7 @@ def test_links_are_followed_and_their_targets_judged(tmp_path: Path) -> None:
     assert verdict(safe / "out") == f"{UNTRUSTED}directory {shared} is writable by everyone"
 
 
+@pytest.mark.root
 def test_a_link_owned_by_another_user_is_not_trusted_even_to_a_trusted_file(
     tmp_path: Path,
 ) -> None:
@@ -223,6 +227,7 @@ def test_entry_problem_judges_one_status(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- walks sharing one view
 
 
+@pytest.mark.root
 def test_walks_that_share_a_view_judge_as_a_fresh_walk_does(tmp_path: Path) -> None:
     """One ``Looks`` serves every walk of a resolution (and of a record's verification);
     a walk starts in the deepest directory an earlier one passed. What lies below it,

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import driver_standin
+from conftest import SRC
 from tool_fixtures import fake_ptxas
 from triton_toolchain.resolver._catalog import COMPONENT
 
 ROOT = Path(__file__).resolve().parent.parent
-SRC = ROOT / "python" / "src"
 PTH = SRC / "triton_toolchain.pth"
 SCENARIO = Path(__file__).resolve().parent / "scenario.py"
 SCENARIO_TIMEOUT_S = 300

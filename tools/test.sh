@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test session (`nox`), as CI runs it (.ci/run calls this script).
 #
+#   tools/test.sh --help            say what it installs, downloads and registers; do nothing
 #   tools/test.sh                   install what the tests need, then run every session
 #   tools/test.sh -s lint           ... then only the sessions named (any nox arguments)
 #   TT_SKIP_SYSTEM=1 tools/test.sh  leave the system packages alone (already installed)
@@ -25,6 +26,34 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
   qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq)
+
+if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/triton-toolchain"
+  cat <<HELP
+usage: tools/test.sh [NOX ARGUMENTS...]   (e.g. -s lint; \`nox -l\` lists the sessions)
+       TT_SKIP_SYSTEM=1 tools/test.sh    leave the system packages alone
+
+Runs every test session, as CI does. Nothing has been done yet; it will, in order:
+
+1. Install Debian packages, system-wide, with apt-get (as root or through sudo;
+   skipped with TT_SKIP_SYSTEM=1):
+   ${PACKAGES[*]},
+   and gcc-N-multilib (32-bit gcc, N the system gcc's major version).
+2. Download the other Debian release's Nix (about 40 MB, tools/other-nix.sh) and an
+   arm64 Debian root with NVIDIA's arm64 CUDA pieces (about 65 MB,
+   tools/arm64-sysroot.sh), and register qemu-aarch64 with the kernel's binfmt_misc
+   (system-wide, until reboot).
+3. Download four real ptxas releases from PyPI (tools/fetch_ptxas.py).
+4. Make a virtual environment with nox and uv from PyPI ($cache/test-tools).
+5. Run the nox sessions, two at a time: each makes its own virtual environment (.nox/)
+   and installs from PyPI one of ten Triton releases (about 1 GB each installed; uv's
+   cache links later installs) or one of three CUDA builds of torch (several GB each).
+
+Caches: $cache (steps 2-4) and uv's cache; plan for tens of GB of disk and,
+on two cores, a few hours the first time.
+HELP
+  exit 0
+fi
 
 if [ "${TT_SKIP_SYSTEM:-0}" != 1 ]; then
   as_root=()

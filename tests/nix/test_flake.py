@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from triton_toolchain import __version__
 
 REPO = Path(__file__).resolve().parents[2]
 OTHER_NIX = REPO / "tools" / "other-nix.sh"
@@ -869,7 +870,7 @@ def test_triton_bin_is_accepted_built_and_carries_the_shim(nix: Nix, repo: Path)
         assert "stand-in for the PyPI wheel" in init
         assert (real / SITE / "triton/third_party/cuda/bin/ptxas").is_symlink()
         propagated = (real / "nix-support/propagated-build-inputs").read_text().split()
-        shims = [p for p in propagated if p.endswith("-triton-toolchain-0.1.0")]
+        shims = [p for p in propagated if p.endswith(f"-triton-toolchain-{__version__}")]
         if overlay == "default":
             assert "_triton_toolchain_after_import()" not in init
             assert shims == [], propagated

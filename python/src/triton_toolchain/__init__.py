@@ -10,7 +10,7 @@ Triton or torch): the resolver and the report load when first used.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"  # the one place: pyproject.toml and nix/package.nix read it here
+__version__ = "0.2.0"  # the one place: pyproject.toml and nix/package.nix read it here
 
 from typing import TYPE_CHECKING, Any
 

@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import sys
@@ -50,7 +51,7 @@ from ._report import (
     judge,
     shown_components,
 )
-from ._selftest import self_test
+from ._selftest import SelfTestReport, self_test
 
 _ARCH = re.compile(r"^(?:sm_|compute_)?([0-9]+)(?:\.([0-9]))?[af]?$")
 
@@ -126,21 +127,27 @@ def _focus(
 
 
 @contextlib.contextmanager
-def _warnings_as_lines(shown: Sequence[str]) -> Iterator[None]:
+def _warnings_as_lines(shown: Sequence[str], lines: list[str]) -> Iterator[None]:
     """Warnings raised while ``doctor`` imports Triton (the shim's own activation
-    repeating a wrong setting, Triton's deprecations) become one ``warning:`` line each on
-    standard error, not Python's ``file:line: RuntimeWarning`` and a source line; those
-    repeating an error the report shows (``shown``) are left out."""
+    repeating a wrong setting, Triton's deprecations) become one ``warning:`` line each,
+    added to ``lines`` (printed after the report's header, ``_print_warnings``), not
+    Python's ``file:line: RuntimeWarning`` and a source line; those repeating an error the
+    report shows (``shown``) are left out."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    lines = []
     for warning in caught:
         text = str(warning.message)
         if not any(error in text for error in shown):
             lines.append(f"warning: {' '.join(text.split())}")
+
+
+def _print_warnings(lines: list[str]) -> None:
+    """Each warning once, on standard error, after what standard output has so far."""
+    sys.stdout.flush()
     for line in dict.fromkeys(lines):
         print(fit(line), file=sys.stderr)
+    lines.clear()
 
 
 def _arch_of_the_gpu(tc: Toolchain) -> int | None:
@@ -169,6 +176,43 @@ def _note_driver_fit(tc: Toolchain, host: Host) -> Toolchain:
     return tc.replace(notes=(note, *tc.notes))
 
 
+# The shape of `doctor --json` (its "schema"): 2 added "schema", "versions" and the
+# places looked at as objects ({"source", "path"}, were "source: path" strings).
+JSON_SCHEMA = 2
+
+
+def _place(entry: str) -> dict[str, str]:
+    """A place looked at, ``"discovered:PATH: /usr/bin/gcc"``, as ``{"source", "path"}``."""
+    source, _, path = entry.partition(": ")
+    return {"source": source, "path": path}
+
+
+def _doctor_json(tc: Toolchain, installed: Installed) -> dict[str, Any]:
+    """The resolution as ``doctor --json`` gives it, with the schema and the versions."""
+    doc: dict[str, Any] = {
+        "schema": JSON_SCHEMA,
+        "versions": {
+            "triton-toolchain": __version__,
+            "triton": installed.triton,
+            "torch": installed.torch,
+            "torch_cuda": installed.torch_cuda,
+            "python": platform.python_version(),
+        },
+        **tc.to_dict(),
+    }
+    for component in doc["components"].values():
+        component["searched"] = [_place(entry) for entry in component["searched"]]
+    return doc
+
+
+def _self_test_json(report: SelfTestReport | None) -> dict[str, Any]:
+    """``doctor --run --json``'s ``self_test``: whether it passed and each step."""
+    if report is None:
+        return {}
+    steps = [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in report.steps]
+    return {"self_test": {"ok": report.ok, "steps": steps}}
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
     tc = resolve_all(args.arch, host=host)
@@ -195,39 +239,39 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for c in step.components
     )
     shown = [c.error for c in tc.errors() if c.error]
-    with _warnings_as_lines(shown):
+    warned: list[str] = []
+    with _warnings_as_lines(shown, warned):
         refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
     verdicts, focus = _focus(judged, args.goal)
     rejected = manifest_rejections(tc, host)
-    status = 2 if tc.errors() or rejected else (0 if focus.ready else 1)
+    # A wrong setting is exit status 2 where the goal asked for uses it; a setting of
+    # another goal's component (a stale CUDA_HOME for `--for compile`) is only noted.
+    wrong = set(shown_components(verdicts)) & {c.component for c in tc.errors()}
+    status = 2 if wrong or rejected else (0 if focus.ready else 1)
     report = None
     if args.run:
-        with _warnings_as_lines(shown):
+        with _warnings_as_lines(shown, warned):
             report = self_test(tc)
         status = status or (0 if report.ok else 1)
     if args.json:
-        doc: dict[str, Any] = dict(tc.to_dict())
+        doc = _doctor_json(tc, installed)
         doc["refused_by_triton"] = list(refused)
         doc["advisories"] = advisories(tc, installed.triton_release)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
         doc["manifest_rejections"] = rejected
-        if report is not None:
-            doc["self_test"] = {
-                "ok": report.ok,
-                "steps": [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in report.steps],
-            }
+        doc.update(_self_test_json(report))
         print(json.dumps(doc, indent=2))
+        _print_warnings(warned)
     else:
         header = _header(tc, installed)
-        # The report fits 100 columns; -v's details keep each place looked at on one line.
+        # The report fits the screen (`COLUMNS`, else the terminal, else 100 columns).
         text = doctor_report(tc, header=header, verdicts=verdicts, installed=installed)
         if args.verbose:
             text = text.rsplit("\n", 2)[0]  # without the hint that -v has more
-            details = doctor_details(tc, shown_components(verdicts), installed)
-            print(fit(text) + details)
-        else:
-            print(fit(text))
+            text += doctor_details(tc, shown_components(verdicts), installed)
+        print(fit(text))
+        _print_warnings(warned)
         for line in rejected:
             fix = (
                 "correct the entry or regenerate the manifest with "
@@ -271,15 +315,26 @@ HOST_DRIVER = ("libcuda", "libcuda-link")
 LOCK_WITHOUT_DRIVER = (
     "an image built without a GPU may lock without the driver, which the machine running "
     "the image provides (the NVIDIA container toolkit mounts it; the shim finds it there): "
-    "`triton-toolchain lock --no-driver -o FILE` exits 0 when everything else is found"
+    "`{command}` exits 0 when everything else is found"
 )
 
 
-def _lock_missing(tc: Toolchain, *, no_driver: bool) -> list[str]:
+def _lock_without_driver(args: argparse.Namespace) -> str:
+    """The same ``lock`` with ``--no-driver``, as a command that runs: with ``--force``
+    where it writes a file (this ``lock`` wrote it; without ``--force`` the next would
+    refuse it)."""
+    words = ["triton-toolchain", "lock", "--no-driver"]
+    words += ["--arch", str(args.arch)] if args.arch is not None else []
+    words += ["--strict"] if args.strict else []
+    words += ["--force", "-o", os.path.abspath(args.output)] if args.output else []
+    return shlex.join(words)
+
+
+def _lock_missing(tc: Toolchain, args: argparse.Namespace) -> list[str]:
     """What ``lock`` says about required components it did not find (its exit status is 1
     for them), and how a GPU-less image build locks without the driver."""
     missing = [c.component for c in tc.missing(None)]
-    if no_driver:
+    if args.no_driver:
         missing = [name for name in missing if name not in HOST_DRIVER]
     if not missing:
         return []
@@ -288,7 +343,7 @@ def _lock_missing(tc: Toolchain, *, no_driver: bool) -> list[str]:
         "(`triton-toolchain doctor` says why and what to do)"
     ]
     if set(missing) & set(HOST_DRIVER):
-        lines.append(LOCK_WITHOUT_DRIVER)
+        lines.append(LOCK_WITHOUT_DRIVER.format(command=_lock_without_driver(args)))
     return lines
 
 
@@ -322,7 +377,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
         out = Path(os.path.abspath(args.output))
         done = write(out, text, force=args.force)
         print(f"{done} ({len(components)} components)", file=sys.stderr)
-    missing = _lock_missing(tc, no_driver=args.no_driver)
+    missing = _lock_missing(tc, args)
     for line in missing:
         print(fit(line), file=sys.stderr)
     return 1 if missing else 0
@@ -413,7 +468,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="triton-toolchain",
-        description="Tells OpenAI Triton where its run-time toolchain is.",
+        description="Tells OpenAI Triton and torch (torch.compile, C++/CUDA extensions) where "
+        "their run-time toolchain is: ptxas, the C and C++ compilers, headers, libdevice, "
+        "OpenMP, the CUDA toolkit and the NVIDIA driver. Without a command: doctor.",
     )
     parser.add_argument("--version", action="version", version=f"triton-toolchain {__version__}")
     sub = parser.add_subparsers(dest="cmd")
@@ -459,7 +516,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
 
     p = add("env", "print the variables that configure Triton")
-    p.add_argument("--format", choices=FORMATS, default="sh")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="sh",
+        help='sh, bash, dash, zsh: export lines (eval "$(triton-toolchain env)"); '
+        "fish: set -gx lines; json: one object (default: sh)",
+    )
     p.set_defaults(func=cmd_env)
 
     p = add("which", "print the chosen path of one component")
@@ -494,7 +557,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check_manifest)
 
     p = add("run", "run a program with the toolchain exported: run -- CMD [ARGS...]")
-    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD [ARGS...]",
+        help="the program to run and its arguments, after --",
+    )
     p.set_defaults(func=cmd_run)
     return parser
 

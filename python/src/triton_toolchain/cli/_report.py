@@ -14,6 +14,7 @@ strict manifest, and the first candidate rejected for a missing component.
 from __future__ import annotations
 
 import re
+import shutil
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -53,9 +54,22 @@ REFUSED_FIX = (
     "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
 )
 VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
-# The widest line `doctor` prints (``fit``): long lines wrap at spaces.
+# The widest line `doctor` prints (``fit``) where neither `COLUMNS` nor a terminal says
+# (a pipe, a file): long lines wrap at spaces. Never narrower than NARROWEST.
 WIDTH = 100
+NARROWEST = 40
 _PTXAS = ("ptxas", "ptxas-blackwell")
+# A component looked for with another one (openmp: the chosen C++ compiler must build
+# with its omp.h): without that one it cannot be found, a consequence said once, in the
+# table ("needs cxx"), not a second absence in the goal's verdict.
+LOOKED_FOR_WITH: dict[str, str] = {"openmp": "cxx"}
+
+
+def _consequence(name: str, tc: Toolchain) -> str | None:
+    """The component without which ``name`` could not be looked for, if that is why
+    ``name`` is missing."""
+    other = LOOKED_FOR_WITH.get(name)
+    return other if other and not tc[name].found and not tc[other].found else None
 
 
 def _read_version(path: Path) -> str:
@@ -288,7 +302,8 @@ def _judge_step(
     order, then what Triton refuses. A component the installed Triton never runs
     (ptxas-blackwell before 3.6 but for 3.3) blocks nothing."""
     used = [c for c in step.components if installed.uses(c)]
-    found = [b for c in used if (b := _component_blocker(tc[c], tc))]
+    after = [c for c in used if _consequence(c, tc)]
+    found = [b for c in used if c not in after and (b := _component_blocker(tc[c], tc))]
     blockers = [b for b in found if b.kind == "error"]
     if step.torch_cuda and installed.torch is not None and installed.torch_cuda == "":
         reason = f"torch {installed.torch} is built without CUDA"
@@ -310,6 +325,10 @@ def judge(
             for package in goal.packages
             if (installed.triton if package == "triton" else installed.torch) is None
         )
+        if blockers and goal.steps[0].torch_cuda and installed.torch_cuda == "":
+            # A torch built with CUDA comes first: it brings the Triton it runs.
+            reason = f"torch {installed.torch} is built without CUDA"
+            blockers = (Blocker("torch-cuda", reason, TORCH_CUDA_FIX), *blockers)
         steps = tuple(_judge_step(step, tc, installed, refused) for step in goal.steps)
         verdicts[goal.name] = GoalVerdict(goal, blockers, steps)
     return verdicts
@@ -344,23 +363,36 @@ def _short_source(choice: Choice) -> str:
     return str(choice.source)
 
 
-def _error_lines(tc: Toolchain) -> list[str]:
-    """Each wrong explicit setting (the exit status is 2 for any of them, whatever the
-    goal shown): ``error: COMPONENT: VARIABLE='value': problem`` and its fix."""
+def _error_lines(tc: Toolchain, shown: Sequence[str]) -> list[str]:
+    """Each wrong explicit setting of a component ``shown`` (the exit status is 2 for
+    any of them): ``error: COMPONENT: VARIABLE='value': problem`` and its fix; a wrong
+    setting of a component the goals shown do not use is a note (a stale ``CUDA_HOME``
+    does not stop ``--for compile``)."""
     lines = []
     for choice in tc.errors():
         reason, _, fix = (choice.error or "").partition("; fix: ")
+        if choice.component not in shown:
+            lines.append(f"note: {choice.component} (not used by this goal): {reason}")
+            continue
         lines.append(f"error: {choice.component}: {reason}")
         lines += [f"  fix: {fix}"] if fix else []
     return lines
 
 
-def fit(text: str, width: int = WIDTH) -> str:
-    """``text`` with every line of more than ``width`` columns wrapped at spaces, its
+def screen_width() -> int:
+    """The width ``doctor`` fits: ``COLUMNS`` when set, else the terminal's, else
+    ``WIDTH`` (``shutil.get_terminal_size``); at least ``NARROWEST``."""
+    return max(NARROWEST, shutil.get_terminal_size((WIDTH, 24)).columns)
+
+
+def fit(text: str, width: int | None = None) -> str:
+    """``text`` with every line of more than ``width`` columns (default: the screen's,
+    ``screen_width``) wrapped at spaces, its
     continuation indented four columns more than the line. A word longer than a line (a
     path of over 90 columns) stays whole on a line of its own, and so does an ``error:``
     line (the setting or file, its value and the problem: to be copied and searched for
     whole; its fix follows on a line of its own)."""
+    width = width or screen_width()
     out: list[str] = []
     for line in text.splitlines():
         if len(line) <= width or line.startswith("error: "):
@@ -514,7 +546,7 @@ def doctor_report(
     out = [header, ""]
     for verdict in shown:
         out += _goal_lines(verdict, width)
-    out += _error_lines(tc)
+    out += _error_lines(tc, names)
     out += [f"note: {note}" for note in tc.notes]
     out += advisory_lines(tc, installed.triton_release) if installed is not None else []
     out += _trust_lines(tc, names)
@@ -523,6 +555,8 @@ def doctor_report(
     for name in names:
         choice = tc[name]
         status = _status(choice, needed) if uses(name) else "unused"
+        if uses(name) and (other := _consequence(name, tc)):
+            status = f"needs {other}"
         source = _short_source(choice)
         path = choice.path or ("(see the error above)" if choice.error else "")
         if choice.source and choice.source.kind is SourceKind.BUNDLED and path:
@@ -544,11 +578,23 @@ def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | N
     """What ``doctor -v`` adds: the packages' directories, then each component's
     details (``_details``), every line starting with a newline."""
     out: list[str] = []
+    triton_dir = installed.triton_dir if installed is not None else None
     if installed is not None:
         out += ["", "packages:"]
         for package, where in (("triton", installed.triton_dir), ("torch", installed.torch_dir)):
             out.append(f"  {installed.describe(package)}" + (f" at {where}" if where else ""))
+        if triton_dir:
+            out.append("  (the paths of Triton's bundled files below are relative to Triton's)")
     out += _trust_details()
     for name in names:
         out += ["", _details(tc[name], tc)]
-    return "".join(f"\n{line}" for line in out)
+    text = "".join(f"\n{line}" for line in out)
+    return _triton_dir_once(text, triton_dir) if triton_dir else text
+
+
+def _triton_dir_once(text: str, package: str) -> str:
+    """Triton's package directory said once, where the packages are listed: its
+    bundled files' source as ``triton-bundled`` and their paths relative to it, as the
+    table has them (``-v`` printed it twice a line, in the source and in the path)."""
+    package = package.rstrip("/")
+    return text.replace(f"triton-bundled:{package}", "triton-bundled").replace(f"{package}/", "")

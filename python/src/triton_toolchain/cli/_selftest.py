@@ -63,7 +63,10 @@ class SelfTestReport:
     def text(self) -> str:
         marks = {True: "ok     ", False: "FAILED ", None: "skipped"}
         lines = ["self-test:"]
-        lines += [f"  {marks[s.ok]}  {s.name}: {s.detail}" for s in self.steps]
+        for step in self.steps:
+            # A detail of several lines (an error's "looked at" block) stays under its step.
+            detail = step.detail.replace("\n", "\n" + " " * 11)
+            lines.append(f"  {marks[step.ok]}  {step.name}: {detail}")
         return "\n".join(lines)
 
 
