@@ -9,10 +9,9 @@ against ``wrapper_variables()``).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ..runtime._schema import UsedBy
-from ._tuple import NamedTuple
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]

@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..runtime import _trust
 from ..runtime._errors import ManifestError, SettingError
@@ -33,7 +33,6 @@ from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
 from ._observe import observe
-from ._tuple import NamedTuple
 
 SCHEMA = 2  # what `lock` writes
 SCHEMAS = (1, 2)  # what is read

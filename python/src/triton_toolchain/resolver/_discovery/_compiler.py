@@ -38,9 +38,9 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from .._catalog import triple_machine
-from .._tuple import NamedTuple
 from . import _fs
 from ._host import Host, child_environ
 from ._layouts import path_candidates, path_step, search_path

@@ -28,9 +28,8 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .._tuple import NamedTuple
 from . import _answers, _fs
 
 TIMEOUT_S = 10.0
