@@ -14,12 +14,9 @@ written here are remembered (``env``) and withdrawn when the plan no longer has 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from ._process import Report
-
-if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ._schema import Plan
+from ._schema import Plan
 
 
 def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:
