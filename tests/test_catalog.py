@@ -36,7 +36,7 @@ from triton_toolchain.resolver._catalog import (
 )
 from triton_toolchain.resolver._discovery import LOCATORS, MODULES
 from triton_toolchain.resolver._discovery._host import triton_version
-from triton_toolchain.resolver._guards import _triton_version
+from triton_toolchain.resolver._guards import imported_triton_version
 from triton_toolchain.resolver._manifest import SCHEMA, SCHEMAS
 
 
@@ -210,7 +210,7 @@ def test_tritons_version_is_read_one_way_from_its_file_and_its_module(
     assert triton_version(tmp_path) == wanted
     assert _read_version(tmp_path / "__init__.py") == version
     monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__=version))
-    assert _triton_version() == wanted
+    assert imported_triton_version() == wanted
 
 
 def test_major_minor_needs_two_numbers() -> None:

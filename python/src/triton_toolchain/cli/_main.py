@@ -47,9 +47,9 @@ from ._report import (
     doctor_details,
     doctor_report,
     explain_missing,
-    fit,
     judge,
     shown_components,
+    wrap_long_lines,
 )
 from ._selftest import self_test
 
@@ -141,7 +141,7 @@ def _warnings_as_lines(shown: Sequence[str]) -> Iterator[None]:
         if not any(error in text for error in shown):
             lines.append(f"warning: {' '.join(text.split())}")
     for line in dict.fromkeys(lines):
-        print(fit(line), file=sys.stderr)
+        print(wrap_long_lines(line), file=sys.stderr)
 
 
 def _arch_of_the_gpu(tc: Toolchain) -> int | None:
@@ -201,9 +201,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if args.verbose:
             text = text.rsplit("\n", 2)[0]  # without the hint that -v has more
             details = doctor_details(tc, shown_components(verdicts), installed)
-            print(fit(text) + details)
+            print(wrap_long_lines(text) + details)
         else:
-            print(fit(text))
+            print(wrap_long_lines(text))
         for line in rejected:
             fix = (
                 "correct the entry or regenerate the manifest with "
@@ -211,7 +211,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             )
             print(f"\nerror: {line}\n  fix: {fix}", file=sys.stderr)
         if report is not None:
-            print(fit("\n" + report.text))
+            print(wrap_long_lines("\n" + report.text))
     return status
 
 
@@ -293,7 +293,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
         print(f"{done} ({len(components)} components)", file=sys.stderr)
     missing = _lock_missing(tc, no_driver=args.no_driver)
     for line in missing:
-        print(fit(line), file=sys.stderr)
+        print(wrap_long_lines(line), file=sys.stderr)
     return 1 if missing else 0
 
 
@@ -305,7 +305,7 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     try:
         text = _pcfile.pc_text(tc)
     except _pcfile.Unsayable as exc:
-        print(fit(f"error: {exc}"), file=sys.stderr)
+        print(wrap_long_lines(f"error: {exc}"), file=sys.stderr)
         return 2
     if args.output is None:
         sys.stdout.write(text)
@@ -317,7 +317,7 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     absent = _pcfile.missing(tc)
     if absent:
         print(
-            fit(
+            wrap_long_lines(
                 f"missing: {', '.join(absent)}; left out of {_pcfile.FILE_NAME} "
                 "(`triton-toolchain doctor` says why and what to do)"
             ),

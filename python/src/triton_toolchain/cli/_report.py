@@ -24,6 +24,7 @@ from ..resolver._catalog import (
     COMPONENT,
     COMPONENTS,
     GOALS,
+    PTXAS_FAMILY,
     Advisory,
     Goal,
     GoalStep,
@@ -53,9 +54,8 @@ REFUSED_FIX = (
     "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
 )
 VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
-# The widest line `doctor` prints (``fit``): long lines wrap at spaces.
+# The widest line `doctor` prints (``wrap_long_lines``): long lines wrap at spaces.
 WIDTH = 100
-_PTXAS = ("ptxas", "ptxas-blackwell")
 
 
 def _read_version(path: Path) -> str:
@@ -294,7 +294,7 @@ def _judge_step(
         reason = f"torch {installed.torch} is built without CUDA"
         blockers.append(Blocker("torch-cuda", reason, TORCH_CUDA_FIX))
     blockers += [b for b in found if b.kind == "missing"]
-    if any(c in _PTXAS for c in step.components):
+    if any(c in PTXAS_FAMILY for c in step.components):
         blockers += [Blocker("refused", f"refused by Triton: {p}", REFUSED_FIX) for p in refused]
     return StepVerdict(step, tuple(blockers))
 
@@ -355,7 +355,7 @@ def _error_lines(tc: Toolchain) -> list[str]:
     return lines
 
 
-def fit(text: str, width: int = WIDTH) -> str:
+def wrap_long_lines(text: str, width: int = WIDTH) -> str:
     """``text`` with every line of more than ``width`` columns wrapped at spaces, its
     continuation indented four columns more than the line. A word longer than a line (a
     path of over 90 columns) stays whole on a line of its own, and so does an ``error:``
@@ -367,7 +367,7 @@ def fit(text: str, width: int = WIDTH) -> str:
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
-        wrapped = textwrap.wrap(
+        out += textwrap.wrap(
             line,
             width,
             subsequent_indent=indent,
@@ -375,7 +375,6 @@ def fit(text: str, width: int = WIDTH) -> str:
             break_on_hyphens=False,
             drop_whitespace=True,
         )
-        out += wrapped
     return "\n".join(out)
 
 
@@ -460,7 +459,7 @@ def _advised(
     architecture of the row), with the architectures it concerns."""
     return [
         (choice, advisory, advised_archs(advisory, name, tc.arch, triton))
-        for name in _PTXAS
+        for name in PTXAS_FAMILY
         if (choice := tc[name]).path is not None and choice.version is not None
         for advisory in advisories_for(name, choice.version, tc.arch, triton)
     ]

@@ -22,9 +22,9 @@ from ._schema import Plan
 def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:
     """Variable -> (value or None, the user's own)."""
     from ..resolver._catalog import triton_release  # noqa: PLC0415  the resolver: 3.0-3.3 only
-    from ..resolver._guards import _triton_version  # noqa: PLC0415  the resolver: 3.0-3.3 only
+    from ..resolver._guards import imported_triton_version  # noqa: PLC0415  the resolver: 3.0-3.3 only
 
-    release = triton_release(_triton_version())
+    release = triton_release(imported_triton_version())
     wanted: dict[str, tuple[str | None, bool]] = {}
     for s in plan["settings"]:
         variable = s["variable"]
