@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -64,10 +66,6 @@ def _summary(output: bytes, tmp: str) -> str:
 
 
 def _run_probe(path: Path, ptx: int, target: str, env: Mapping[str, str] | None) -> str | None:
-    # A probe starts a process: shutil and tempfile (~2 ms) load only for one.
-    import shutil  # noqa: PLC0415  a probe only
-    import tempfile  # noqa: PLC0415  a probe only
-
     tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
     try:
         source = os.path.join(tmp, "probe.ptx")
