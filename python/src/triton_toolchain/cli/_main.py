@@ -144,24 +144,23 @@ def _warnings_as_lines(shown: Sequence[str]) -> Iterator[None]:
         print(wrap_long_lines(line), file=sys.stderr)
 
 
-def _arch_of_the_gpu(tc: Toolchain) -> int | None:
-    """The architecture of the GPU the chosen driver sees (``_probe.gpu_arch``, in a
-    child process), or ``None``: no driver chosen, no GPU."""
-    driver = tc["libcuda"].path
-    if driver is None:
-        return None
-    return gpu_arch(Path(driver))[0]
+def _arch_of_the_gpu(host: Host) -> int | None:
+    """The architecture of the GPU that the driver the cascade chooses sees
+    (``_probe.gpu_arch``, in a child process), or ``None``: no driver, no GPU. Only the
+    driver is looked for (the rest is resolved once, for this architecture)."""
+    alone = frozenset(COMPONENT_NAMES) - {"libcuda"}
+    driver = resolve_all(host=host, leave_out=alone)["libcuda"].path
+    return gpu_arch(Path(driver))[0] if driver is not None else None
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
-    tc = resolve_all(args.arch, host=host)
-    if args.arch is None:  # the GPU present says which ptxas must serve it
-        arch = _arch_of_the_gpu(tc)
-        if arch is not None:
-            tc = resolve_all(arch, host=host)
-            note = f"target sm_{arch}: the GPU's, as its driver reports it"
-            tc = tc.replace(notes=(note, *tc.notes))
+    # Without --arch, the GPU present says which ptxas must serve it.
+    arch = args.arch if args.arch is not None else _arch_of_the_gpu(host)
+    tc = resolve_all(arch, host=host)
+    if args.arch is None and arch is not None:
+        note = f"target sm_{arch}: the GPU's, as its driver reports it"
+        tc = tc.replace(notes=(note, *tc.notes))
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(
