@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..resolver._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
+from ..resolver._catalog import COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS, PTXAS_FAMILY
 from ..resolver._discovery._host import Host
 from ..resolver._discovery._probe import gpu_arch
 from ..resolver._exports import merged_env, toolchain_env
@@ -164,7 +164,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(
-        c in ("ptxas", "ptxas-blackwell")
+        c in PTXAS_FAMILY
         for step in GOALS[goal].steps
         if steps is None or step.name in steps
         for c in step.components
