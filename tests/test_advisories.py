@@ -34,6 +34,8 @@ from triton_toolchain.resolver._discovery._search import Context
 from triton_toolchain.resolver._discovery._tools import check_tool, tool_release
 from triton_toolchain.resolver._resolve import resolve_all
 
+pytestmark = pytest.mark.network  # real ptxas releases from PyPI
+
 TRITON = installed_triton()
 RELEASE_ROW = triton_release(TRITON)
 ROW = {a.reference: a for a in ADVISORIES}

@@ -5,7 +5,6 @@ the installed Triton's own ``get_ptxas`` and knobs)."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -34,9 +33,17 @@ from triton_toolchain.resolver._catalog import (
     triple_machine,
     wrapper_variables,
 )
-from triton_toolchain.resolver._discovery import LOCATORS, MODULES
+from triton_toolchain.resolver._discovery import (
+    LOCATORS,
+    _compiler,
+    _cudahome,
+    _driver,
+    _headers,
+    _openmp,
+    _tools,
+)
 from triton_toolchain.resolver._discovery._host import triton_version
-from triton_toolchain.resolver._guards import _triton_version
+from triton_toolchain.resolver._guards import imported_triton_version
 from triton_toolchain.resolver._manifest import SCHEMA, SCHEMAS
 
 
@@ -71,17 +78,15 @@ def test_locators_and_components_are_the_same_set() -> None:
     assert len(COMPONENTS) == len(COMPONENT)
 
 
-def test_each_locator_is_in_the_module_the_table_names() -> None:
-    """``_discovery.MODULES`` names, for every component, the module whose ``LOCATORS``
-    holds its locator (imported when first asked for): exactly the modules' tables."""
-    found: dict[str, str] = {}
-    for module in set(MODULES.values()):
-        table = importlib.import_module(f"triton_toolchain.resolver._discovery.{module}").LOCATORS
-        found.update(dict.fromkeys(table, module))
-    assert found == MODULES
-    for name, module in MODULES.items():
-        table = importlib.import_module(f"triton_toolchain.resolver._discovery.{module}").LOCATORS
-        assert LOCATORS[name] is table[name]
+def test_each_locator_is_in_exactly_one_module() -> None:
+    """``_discovery.LOCATORS`` joins the locator modules' tables: every component's
+    locator is the one its module defines, and no two modules define one component."""
+    tables = [_compiler, _cudahome, _driver, _headers, _openmp, _tools]
+    names = [name for module in tables for name in module.LOCATORS]
+    assert sorted(names) == sorted(COMPONENT)
+    for module in tables:
+        for name, locator in module.LOCATORS.items():
+            assert LOCATORS[name] is locator, (module.__name__, name)
 
 
 def test_the_link_directory_follows_the_driver() -> None:
@@ -210,7 +215,7 @@ def test_tritons_version_is_read_one_way_from_its_file_and_its_module(
     assert triton_version(tmp_path) == wanted
     assert _read_version(tmp_path / "__init__.py") == version
     monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__=version))
-    assert _triton_version() == wanted
+    assert imported_triton_version() == wanted
 
 
 def test_major_minor_needs_two_numbers() -> None:

@@ -452,3 +452,47 @@ def test_help_names_torch_and_every_option_has_help_text() -> None:
     assert "--format {sh,fish,json}" in env and "fish: set -gx" in " ".join(env.split())
     run = cli("run", "--help").stdout
     assert "-- CMD [ARGS...]" in run and "the program to run" in run
+
+
+# `doctor --json` with every resolution it makes listed: the components each one
+# looked for, written to the file named by the first argument.
+COUNTED_DOCTOR = """
+import json, sys
+from triton_toolchain.cli import _main
+resolutions = []
+real = _main.resolve_all
+def counted(*args, **kwargs):
+    tc = real(*args, **kwargs)
+    resolutions.append(sorted(c.component for c in tc))
+    return tc
+_main.resolve_all = counted
+status = _main.main(["doctor", "--json"])
+with open(sys.argv[1], "w") as f:
+    json.dump(resolutions, f)
+sys.exit(status)
+"""
+
+
+def test_doctor_resolves_the_toolchain_once_for_the_gpus_architecture(tmp_path: Path) -> None:
+    """With a driver that sees an sm_90 GPU and no ``--arch``, ``doctor`` looks for the
+    driver alone, asks it for the GPU, then resolves every component once, for sm_90:
+    not a whole resolution for any architecture first and another for the GPU's."""
+    import driver_standin
+    from hostile import clean_env
+
+    lib = driver_standin.driver(tmp_path / "drv", cuda_version=13000, capability=(9, 0))
+    env = clean_env(tmp_path / "home", TRITON_LIBCUDA_PATH=str(lib.parent))
+    counted = tmp_path / "resolutions.json"
+    done = subprocess.run(
+        [sys.executable, "-c", COUNTED_DOCTOR, str(counted)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    doc = json.loads(done.stdout)
+    assert doc["arch"] == 90, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    resolutions = json.loads(counted.read_text())
+    assert resolutions == [["libcuda"], sorted(COMPONENT_NAMES)], resolutions

@@ -89,14 +89,12 @@ import triton
 from triton_toolchain.runtime import _activate
 at_import = sorted(_activate.current().plan["toolchain"]["components"])
 ran_at_import = list(spawned)
-compiler_module = "triton_toolchain.resolver._discovery._compiler" in sys.modules
 src = os.path.join(sys.argv[1], "probe.c")
 with open(src, "w") as f:
     f.write("#include <Python.h>\\nPyMODINIT_FUNC PyInit_probe(void) { return NULL; }\\n")
 built = triton.knobs.build.impl("probe", src, sys.argv[1], [], [], [])
 print(json.dumps({
     "at_import": at_import, "ran_at_import": ran_at_import, "ran": spawned,
-    "compiler_module_at_import": compiler_module,
     "built": os.path.isfile(built),
     "after": sorted(_activate.current().plan["toolchain"]["components"]),
 }))
@@ -123,7 +121,6 @@ def test_the_c_compiler_and_python_h_are_resolved_at_the_first_build_not_at_impo
     first = one("first")
     assert not LAUNCHER_ONLY & set(first["at_import"]), first
     assert "gcc" not in first["ran_at_import"] and first["ran_at_import"], first
-    assert not first["compiler_module_at_import"], first  # its locator's module unloaded
     assert first["built"] and set(first["after"]) >= LAUNCHER_ONLY, first
     assert first["ran"][len(first["ran_at_import"]) :] == ["gcc", "gcc"], first
     second = one("second")

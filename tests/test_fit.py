@@ -12,7 +12,7 @@ from pathlib import Path
 import driver_standin
 import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas, triton_package
-from tool_fixtures import fake_host, locate, make_writable_by_all, wrapper, write_script
+from tool_fixtures import fake_host, locate, wrapper
 from triton_toolchain.resolver._catalog import (
     PTX_RULES,
     advisories_for,
@@ -21,7 +21,6 @@ from triton_toolchain.resolver._catalog import (
     triton_release,
 )
 from triton_toolchain.resolver._discovery import LOCATORS, _answers
-from triton_toolchain.resolver._discovery._probe import MESSAGE_LIMIT, assemble, driver_cuda
 from triton_toolchain.resolver._discovery._search import Context
 from triton_toolchain.resolver._discovery._tools import check_tool
 from triton_toolchain.resolver._resolve import resolve_all
@@ -74,79 +73,6 @@ def test_the_ptx_table_is_the_installed_tritons_own_ptx_get_version() -> None:
     ours = [triton_ptx_version(TRITON, r) for r in releases]
     assert ours == theirs, list(zip(releases, ours, theirs, strict=True))
     assert len(releases) == 50 and PTX_RULES
-
-
-# ------------------------------------------------------------------ the probe, real binaries
-
-
-@pytest.mark.network
-def test_the_probe_finds_what_a_real_ptxas_rejects() -> None:
-    """Triton 3.0 writes PTX 8.6 for a 12.6 ptxas, which accepts only 8.5 (the error users
-    hit, triton-lang/triton#4576, #5929); a 12.4 ptxas knows no sm_100a; PTX 8.4 cannot
-    target sm_100a even for a 13.1 ptxas."""
-    p126, p124, p131 = real_ptxas("12.6"), real_ptxas("12.4"), real_ptxas("13.1")
-    problem = assemble(p126, 86, "sm_80")
-    assert problem is not None and "Unsupported .version 8.6; current version is '8.5'" in problem
-    assert assemble(p126, 85, "sm_80") is None
-    problem = assemble(p124, 84, "sm_100a")
-    assert problem is not None and "Value 'sm_100a' is not defined" in problem
-    problem = assemble(p131, 84, "sm_100a")
-    assert problem is not None and "does not support .target sm_100a" in problem
-    assert assemble(p131, 91, "sm_100a") is None
-
-
-@pytest.mark.network
-def test_the_probe_is_remembered_per_file_version_and_question(tmp_path: Path) -> None:
-    log = tmp_path / "runs.log"
-    tool = wrapper(tmp_path / "bin" / "ptxas", real_ptxas("12.6"), log=log)
-    answers = tmp_path / "cache"
-    answers.mkdir(mode=0o700)
-    assert assemble(tool, 86, "sm_90a", answers=answers) is not None
-    _answers.forget_loaded()  # a new process: read back from the file
-    assert assemble(tool, 86, "sm_90a", answers=answers) is not None
-    assert len(log.read_text().splitlines()) == 1
-    assert assemble(tool, 85, "sm_90a", answers=answers) is None  # another question
-    assert len(log.read_text().splitlines()) == 2
-    tool.write_text(tool.read_text())  # a new version of the file: asked again
-    assert assemble(tool, 85, "sm_90a", answers=answers) is None
-    assert len(log.read_text().splitlines()) == 3
-
-
-def test_the_probes_input_is_private_and_removed(tmp_path: Path) -> None:
-    """The PTX file is written 0600 into a fresh 0700 directory, removed afterwards."""
-    seen = tmp_path / "seen"
-    tool = write_script(
-        tmp_path / "bin" / "ptxas",
-        f'src="$2"; stat -c "%a" "$(dirname "$src")" "$src" > {seen}; echo "$src" >> {seen}\n'
-        "printf '\\177ELF' > \"$4\"\n",
-    )
-    assert assemble(tool, 85, "sm_80") is None
-    dir_mode, file_mode, source = seen.read_text().split()
-    assert (dir_mode, file_mode) == ("700", "600")
-    assert not os.path.exists(os.path.dirname(source))
-
-
-def test_the_probes_output_is_hostile_input(tmp_path: Path) -> None:
-    def noisy(lines: int) -> Path:
-        return write_script(
-            tmp_path / f"noisy-{lines}" / "ptxas",
-            f"i=0; while [ $i -lt {lines} ]; do printf 'fatal \\033[31m\\001 junk %s\\n' $i; "
-            "i=$((i+1)); done; exit 3\n",
-        )
-
-    assert assemble(noisy(5000), 85, "sm_80") == "the probe printed more than 65536 bytes"
-    problem = assemble(noisy(1000), 85, "sm_80")
-    assert problem is not None and problem.startswith("exited with 3")
-    assert len(problem) <= MESSAGE_LIMIT + 40
-    assert not any(ord(c) < 32 for c in problem)
-    silent = write_script(tmp_path / "silent" / "ptxas", "exit 0\n")
-    assert (
-        assemble(silent, 85, "sm_80") == "exited with 0 but wrote no cubin (not an NVIDIA ptxas?)"
-    )
-    planted = write_script(tmp_path / "planted" / "ptxas", f"touch {tmp_path / 'ran'}\n")
-    make_writable_by_all(planted)
-    assert assemble(planted, 85, "sm_80") is not None
-    assert not (tmp_path / "ran").exists()
 
 
 # ------------------------------------------------------------------ discovery with a target
@@ -222,22 +148,6 @@ def test_discovery_prefers_against_an_advisory(tmp_path: Path) -> None:
     assert any("pytorch/pytorch#181248" in n for n in only.notes)
     verdict = check_tool("ptxas-blackwell", alone, bundled, Context(arch=100, named=True))
     assert verdict.problem is None and not verdict.advised_against and verdict.note
-
-
-# ------------------------------------------------------------------ the driver's CUDA version
-
-
-def test_the_drivers_cuda_version_is_read_in_a_child(tmp_path: Path) -> None:
-    lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
-    answers = tmp_path / "cache"
-    answers.mkdir(mode=0o700)
-    assert driver_cuda(lib, answers=answers) == ((12, 8), None)
-    assert not any("libcuda" in line for line in Path("/proc/self/maps").read_text().splitlines())
-    failing = driver_standin.driver(tmp_path / "none")  # cuDriverGetVersion returns 100
-    version, problem = driver_cuda(failing)
-    assert version is None and problem is not None and "CUresult 100" in problem
-    version, problem = driver_cuda(Path("/usr/lib/x86_64-linux-gnu/libm.so.6"))
-    assert version is None and problem is not None and "cuDriverGetVersion" in problem
 
 
 # ------------------------------------------------------------------ at compile time

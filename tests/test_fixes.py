@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas
 from hostile import clean_env, cli
 from tool_fixtures import REAL_CUDA, fake_host, wrapper
@@ -19,6 +20,8 @@ from triton_toolchain.resolver._catalog import (
     triton_release,
 )
 from triton_toolchain.resolver._resolve import resolve_all
+
+pytestmark = pytest.mark.network  # real ptxas releases from PyPI
 
 RELEASE_ROW = triton_release(installed_triton())
 GCC = Path("/usr/bin/gcc")

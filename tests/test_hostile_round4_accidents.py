@@ -23,6 +23,8 @@ from conftest import require_tool
 from hostile import SRC, TESTS
 from tool_fixtures import write_script
 
+pytestmark = pytest.mark.root  # a real tmpfs mounted by the test
+
 # Triton's bundled ptxas (a CUDA 12 or 13 release: PTX 8.0 for sm_90a assembles).
 REAL_PTXAS = Path(str(find_spec("triton").origin)).parent / "backends/nvidia/bin/ptxas"  # type: ignore[union-attr]
 ASK = (

@@ -19,7 +19,7 @@ from triton_toolchain.cli._report import WIDTH
 
 
 def unwrap(text: str) -> list[str]:
-    """``doctor``'s lines as they were before wrapping at 100 columns (``_report.fit``):
+    """``doctor``'s lines as they were before wrapping at 100 columns (``_report.wrap_long_lines``):
     a line indented four more than the one before continues it."""
     lines: list[str] = []
     indent = 0

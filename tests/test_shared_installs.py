@@ -38,6 +38,9 @@ from fit_compile import MARK
 from hostile import SRC, TESTS, reachable
 from triton_toolchain.runtime._activate import PTH_LINE
 
+# Real users and groups (useradd), a private mount namespace, Triton from PyPI.
+pytestmark = [pytest.mark.root, pytest.mark.network]
+
 TRITON = "triton==3.9.0"
 SYSTEM_PYTHON = "/usr/bin/python3"
 HIDDEN = ("/usr/local/cuda-13.0", "/opt/cuda")  # the system CUDA, hidden in the namespace

@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from ..resolver._catalog import triton_release
+from ..resolver._catalog import PTXAS_FAMILY, triton_release
 from ..resolver._fit import driver_problem
-from ..resolver._guards import _triton_version, usable_release
+from ..resolver._guards import imported_triton_version, usable_release
 from ..resolver._model import Toolchain
 from ..runtime._triton import namespaces
 
@@ -33,9 +33,9 @@ def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
     spaces = namespaces("compiler")
     if not spaces:
         return ()
-    release = triton_release(_triton_version())
+    release = triton_release(imported_triton_version())
     problems = []
-    for name in ("ptxas", "ptxas-blackwell"):
+    for name in PTXAS_FAMILY:
         choice = tc[name]
         used = release is None or release.uses(name)
         if used and choice.path is not None and choice.version is not None:

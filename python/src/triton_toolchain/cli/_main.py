@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..resolver._catalog import ARCH_RELEASES, COMPONENT_NAMES, GOALS, MANIFEST_COMPONENTS
+from ..resolver._catalog import (
+    ARCH_RELEASES,
+    COMPONENT_NAMES,
+    GOALS,
+    MANIFEST_COMPONENTS,
+    PTXAS_FAMILY,
+)
 from ..resolver._discovery._host import Host
 from ..resolver._discovery._probe import driver_cuda, gpu_arch
 from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
@@ -47,9 +53,9 @@ from ._report import (
     doctor_details,
     doctor_report,
     explain_missing,
-    fit,
     judge,
     shown_components,
+    wrap_long_lines,
 )
 from ._selftest import SelfTestReport, self_test
 
@@ -146,17 +152,17 @@ def _print_warnings(lines: list[str]) -> None:
     """Each warning once, on standard error, after what standard output has so far."""
     sys.stdout.flush()
     for line in dict.fromkeys(lines):
-        print(fit(line), file=sys.stderr)
+        print(wrap_long_lines(line), file=sys.stderr)
     lines.clear()
 
 
-def _arch_of_the_gpu(tc: Toolchain) -> int | None:
-    """The architecture of the GPU the chosen driver sees (``_probe.gpu_arch``, in a
-    child process), or ``None``: no driver chosen, no GPU."""
-    driver = tc["libcuda"].path
-    if driver is None:
-        return None
-    return gpu_arch(Path(driver))[0]
+def _arch_of_the_gpu(host: Host) -> int | None:
+    """The architecture of the GPU that the driver the cascade chooses sees
+    (``_probe.gpu_arch``, in a child process), or ``None``: no driver, no GPU. Only the
+    driver is looked for (the rest is resolved once, for this architecture)."""
+    alone = frozenset(COMPONENT_NAMES) - {"libcuda"}
+    driver = resolve_all(host=host, leave_out=alone)["libcuda"].path
+    return gpu_arch(Path(driver))[0] if driver is not None else None
 
 
 def _note_driver_fit(tc: Toolchain, host: Host) -> Toolchain:
@@ -215,25 +221,24 @@ def _self_test_json(report: SelfTestReport | None) -> dict[str, Any]:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
-    tc = resolve_all(args.arch, host=host)
-    if args.arch is None:  # the GPU present says which ptxas must serve it
-        arch = _arch_of_the_gpu(tc)
-        if arch is not None and arch not in ARCH_RELEASES:  # not known: said, not judged
-            note = (
-                f"the GPU reports compute capability {arch // 10}.{arch % 10}, which "
-                f"triton-toolchain {__version__} does not know: no ptxas was checked for it "
-                "(`doctor --arch N` checks one for sm_N)"
-            )
-            tc = tc.replace(notes=(note, *tc.notes))
-        elif arch is not None:
-            tc = resolve_all(arch, host=host)
-            note = f"target sm_{arch}: the GPU's, as its driver reports it"
-            tc = tc.replace(notes=(note, *tc.notes))
-    tc = _note_driver_fit(tc, host)
+    # Without --arch, the GPU present says which ptxas must serve it.
+    arch, notes = args.arch, []
+    gpu = _arch_of_the_gpu(host) if args.arch is None else None
+    if gpu is not None and gpu not in ARCH_RELEASES:  # not known: said, not judged
+        notes.append(
+            f"the GPU reports compute capability {gpu // 10}.{gpu % 10}, which "
+            f"triton-toolchain {__version__} does not know: no ptxas was checked for it "
+            "(`doctor --arch N` checks one for sm_N)"
+        )
+    elif gpu is not None:
+        arch = gpu
+        notes.append(f"target sm_{arch}: the GPU's, as its driver reports it")
+    tc = resolve_all(arch, host=host)
+    tc = _note_driver_fit(tc.replace(notes=(*notes, *tc.notes)), host)
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
     asks_ptxas = goal is None or any(
-        c in ("ptxas", "ptxas-blackwell")
+        c in PTXAS_FAMILY
         for step in GOALS[goal].steps
         if steps is None or step.name in steps
         for c in step.components
@@ -270,7 +275,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if args.verbose:
             text = text.rsplit("\n", 2)[0]  # without the hint that -v has more
             text += doctor_details(tc, shown_components(verdicts), installed)
-        print(fit(text))
+        print(wrap_long_lines(text))
         _print_warnings(warned)
         for line in rejected:
             fix = (
@@ -279,7 +284,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             )
             print(f"\nerror: {line}\n  fix: {fix}", file=sys.stderr)
         if report is not None:
-            print(fit("\n" + report.text))
+            print(wrap_long_lines("\n" + report.text))
     return status
 
 
@@ -379,7 +384,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
         print(f"{done} ({len(components)} components)", file=sys.stderr)
     missing = _lock_missing(tc, args)
     for line in missing:
-        print(fit(line), file=sys.stderr)
+        print(wrap_long_lines(line), file=sys.stderr)
     return 1 if missing else 0
 
 
@@ -391,7 +396,7 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     try:
         text = _pcfile.pc_text(tc)
     except _pcfile.Unsayable as exc:
-        print(fit(f"error: {exc}"), file=sys.stderr)
+        print(wrap_long_lines(f"error: {exc}"), file=sys.stderr)
         return 2
     if args.output is None:
         sys.stdout.write(text)
@@ -403,7 +408,7 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     absent = _pcfile.missing(tc)
     if absent:
         print(
-            fit(
+            wrap_long_lines(
                 f"missing: {', '.join(absent)}; left out of {_pcfile.FILE_NAME} "
                 "(`triton-toolchain doctor` says why and what to do)"
             ),

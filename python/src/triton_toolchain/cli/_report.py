@@ -25,6 +25,7 @@ from ..resolver._catalog import (
     COMPONENT,
     COMPONENTS,
     GOALS,
+    PTXAS_FAMILY,
     Advisory,
     Goal,
     GoalStep,
@@ -54,11 +55,10 @@ REFUSED_FIX = (
     "point TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH at a ptxas this Triton supports"
 )
 VERBOSE_HINT = "every place looked at, rejected candidates and notes: triton-toolchain doctor -v"
-# The widest line `doctor` prints (``fit``) where neither `COLUMNS` nor a terminal says
+# The widest line `doctor` prints (``wrap_long_lines``) where neither `COLUMNS` nor a terminal says
 # (a pipe, a file): long lines wrap at spaces. Never narrower than NARROWEST.
 WIDTH = 100
 NARROWEST = 40
-_PTXAS = ("ptxas", "ptxas-blackwell")
 # A component looked for with another one (openmp: the chosen C++ compiler must build
 # with its omp.h): without that one it cannot be found, a consequence said once, in the
 # table ("needs cxx"), not a second absence in the goal's verdict.
@@ -309,7 +309,7 @@ def _judge_step(
         reason = f"torch {installed.torch} is built without CUDA"
         blockers.append(Blocker("torch-cuda", reason, TORCH_CUDA_FIX))
     blockers += [b for b in found if b.kind == "missing"]
-    if any(c in _PTXAS for c in step.components):
+    if any(c in PTXAS_FAMILY for c in step.components):
         blockers += [Blocker("refused", f"refused by Triton: {p}", REFUSED_FIX) for p in refused]
     return StepVerdict(step, tuple(blockers))
 
@@ -385,7 +385,7 @@ def screen_width() -> int:
     return max(NARROWEST, shutil.get_terminal_size((WIDTH, 24)).columns)
 
 
-def fit(text: str, width: int | None = None) -> str:
+def wrap_long_lines(text: str, width: int | None = None) -> str:
     """``text`` with every line of more than ``width`` columns (default: the screen's,
     ``screen_width``) wrapped at spaces, its
     continuation indented four columns more than the line. A word longer than a line (a
@@ -399,7 +399,7 @@ def fit(text: str, width: int | None = None) -> str:
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
-        wrapped = textwrap.wrap(
+        out += textwrap.wrap(
             line,
             width,
             subsequent_indent=indent,
@@ -407,7 +407,6 @@ def fit(text: str, width: int | None = None) -> str:
             break_on_hyphens=False,
             drop_whitespace=True,
         )
-        out += wrapped
     return "\n".join(out)
 
 
@@ -492,7 +491,7 @@ def _advised(
     architecture of the row), with the architectures it concerns."""
     return [
         (choice, advisory, advised_archs(advisory, name, tc.arch, triton))
-        for name in _PTXAS
+        for name in PTXAS_FAMILY
         if (choice := tc[name]).path is not None and choice.version is not None
         for advisory in advisories_for(name, choice.version, tc.arch, triton)
     ]

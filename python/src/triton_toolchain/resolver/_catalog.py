@@ -9,10 +9,9 @@ against ``wrapper_variables()``).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ..runtime._schema import UsedBy
-from ._tuple import NamedTuple
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
@@ -261,6 +260,8 @@ COMPONENTS: tuple[Component, ...] = (
 )
 
 COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
+# The ptxas family: the assemblers that must serve some targets (``Component.serves``).
+PTXAS_FAMILY: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.serves is not None)
 # What only torch uses (TorchInductor's C++ builds, cpp_extension): resolved when torch
 # is imported, not on `import triton`. No other component's search reads them (``openmp``
 # reads ``cxx``, both here), so leaving them out cannot change another's choice
@@ -372,7 +373,7 @@ class Goal(NamedTuple):
         return tuple(c.name for c in COMPONENTS if c.name in needed)
 
 
-_TRITON_COMPILE = ("ptxas", "ptxas-blackwell", "libdevice")
+_TRITON_COMPILE = (*PTXAS_FAMILY, "libdevice")
 # The driver before its link directory: without a driver, "install the NVIDIA driver"
 # is the one thing to do, and the link directory follows it.
 _TRITON_LAUNCH = ("cc", "python-headers", "cuda-headers", "libcuda", "libcuda-link")

@@ -19,6 +19,7 @@ the value is refused by name (JSON holds only text: a path that is not UTF-8).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -42,8 +43,6 @@ def toolchain_env(tc: Toolchain) -> dict[str, str]:
     ``TRITON_LIBCUDA_PATH`` is the run-time driver's directory when a driver was found,
     else the link directory (a toolkit stub: enough to build, not to launch).
     """
-    import json  # noqa: PLC0415  only where exports are: a miss does not import json
-
     env: dict[str, str] = {}
     sources: dict[str, list[str]] = {}
     for spec in COMPONENTS:
@@ -65,8 +64,6 @@ def read_exports(value: str | None) -> dict[str, tuple[str, str]]:
     that is not what ``toolchain_env`` writes counts as none."""
     if not value or len(value) > MAX_EXPORTS_BYTES:
         return {}
-    import json  # noqa: PLC0415  only where exports are: a miss does not import json
-
     try:
         doc = json.loads(value)
     except (ValueError, RecursionError):
@@ -90,8 +87,6 @@ def merged_env(tc: Toolchain, base: Mapping[str, str]) -> dict[str, str]:
     """``base`` with the toolchain's variables added where ``base`` does not set them
     (what the user set always wins), and ``PATH``/``LD_LIBRARY_PATH`` without empty or
     relative entries."""
-    import json  # noqa: PLC0415  only where exports are: a miss does not import json
-
     merged = dict(base)
     exported = toolchain_env(tc)
     # A variable the user set, or one the same tools read in its place (CUDA_PATH for

@@ -56,7 +56,7 @@ from ._discovery._host import Host
 from ._discovery._probe import NOT_ASKED, assemble, driver_cuda
 from ._discovery._search import Context, search
 from ._discovery._tools import tool_release
-from ._guards import _triton_version, tool_fields, trust_refusals
+from ._guards import imported_triton_version, tool_fields, trust_refusals
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
     from ..runtime._schema import Plan, Setting
@@ -145,7 +145,7 @@ def judge(
 ) -> tuple[str, str] | None:
     """``(problem, fix)`` for running the ptxas at ``path`` (CUDA ``release``) to assemble
     ``sm_<arch>`` for the imported Triton and the chosen driver, or ``None``."""
-    triton = _triton_version()
+    triton = imported_triton_version()
     dropped = arch_problem(arch, release)
     if dropped is not None:  # a CUDA 13 ptxas for sm_70: a CUDA 12 one is the fix
         component = ptxas_for(arch, triton_release(triton))
@@ -210,7 +210,7 @@ def _blackwell_note(
     ptxas, blackwell = _setting(plan, "ptxas"), _setting(plan, "ptxas-blackwell")
     if not (ptxas and ptxas["user"] and ptxas["value"]) or (blackwell and blackwell["user"]):
         return None
-    row = triton_release(_triton_version())
+    row = triton_release(imported_triton_version())
     variable = (row.blackwell_variable if row else None) or COMPONENT["ptxas-blackwell"].variable
     path, _release = tool_fields(tool)
     user_path = str(ptxas["value"])
@@ -242,8 +242,8 @@ def _decide(
     path, release = tool_fields(tool)
     if path is None or release is None:
         return tool
-    target = "any target" if any_target else triton_target(_triton_version(), arch)
-    component = ptxas_for(arch, triton_release(_triton_version()))
+    target = "any target" if any_target else triton_target(imported_triton_version(), arch)
+    component = ptxas_for(arch, triton_release(imported_triton_version()))
     if component == "ptxas-blackwell":
         user_choice = _blackwell_note(arch, plan, tool, namespace)
         if user_choice is not None:
@@ -251,7 +251,7 @@ def _decide(
     setting = _setting(plan, component)
     explicit = bool(setting and setting["user"])
     found = judge(path, release, arch, namespace, plan["driver"])
-    row = triton_release(_triton_version())
+    row = triton_release(imported_triton_version())
     # With no target known (3.0-3.2, 3.4/3.5) no advisory is given here: `doctor` shows them.
     advised = (
         advisories_for(component, release, arch, row) if found is None and not any_target else ()

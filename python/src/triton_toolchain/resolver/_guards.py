@@ -18,6 +18,7 @@ What ``doctor`` asks of the installed Triton is ``_doctor``'s.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from ..runtime._errors import MissingComponentError, SettingError
 from ._catalog import (
     COMPONENT,
     DRIVER_SONAME,
+    PTXAS_FAMILY,
     arch_problem,
     component_fix,
     major_minor,
@@ -47,13 +49,10 @@ def full_toolchain(plan: Plan) -> Toolchain:
     return full(plan)
 
 
-PTXAS_COMPONENTS = ("ptxas-blackwell", "ptxas")
-
-
 def runs_ptxas_blackwell(arch: int | None) -> bool:
     """Whether the imported Triton takes ptxas-blackwell for ``sm_<arch>``
     (``_catalog.ptxas_for``); no for an unknown target."""
-    release = triton_release(_triton_version())
+    release = triton_release(imported_triton_version())
     return arch is not None and ptxas_for(arch, release) == "ptxas-blackwell"
 
 
@@ -73,9 +72,11 @@ def tool_fields(tool: object) -> tuple[str | None, str | None]:
     return (str(path) if path else None), (str(version) if version else None)
 
 
-def _triton_version() -> tuple[int, int] | None:
-    """``(major, minor)`` of the imported Triton (``_catalog.major_minor``), or ``None``."""
-    module = __import__("sys").modules.get("triton")
+def imported_triton_version() -> tuple[int, int] | None:
+    """``(major, minor)`` of the imported Triton (``_catalog.major_minor``), or ``None``
+    where Triton is not imported (``_discovery._host.triton_version`` reads an installed
+    Triton's without importing it)."""
+    module = sys.modules.get("triton")
     return major_minor(str(getattr(module, "__version__", "")))
 
 
@@ -87,7 +88,7 @@ def usable_release(release: str, namespace: dict[str, Any]) -> str | None:
     try:
         ptx_get_version(release)
     except (RuntimeError, ValueError, AssertionError):
-        version = _triton_version()
+        version = imported_triton_version()
         name = f"Triton {version[0]}.{version[1]}" if version else "this Triton"
         return (
             f"{name} cannot use a CUDA {release} ptxas (it knows no PTX version for that release)"
@@ -103,7 +104,7 @@ def _target(arch: int | None) -> str:
 def _user_fix(arch: int | None, plan: Plan | None) -> str | None:
     """The fix where the user set the ptxas Triton runs for ``sm_<arch>`` (``None``:
     for every target): change or unset that setting, not "set" it."""
-    row = triton_release(_triton_version())
+    row = triton_release(imported_triton_version())
     component = "ptxas" if arch is None else ptxas_for(arch, row)
     settings = plan["settings"] if plan is not None else []
     setting = next((s for s in settings if s["component"] == component), None)
@@ -132,7 +133,7 @@ def _fixes(arch: int | None, plan: Plan | None = None) -> str:
             f"{spec.fix}; `triton-toolchain doctor` lists every ptxas found and why each "
             "was rejected"
         )
-    row = triton_release(_triton_version())
+    row = triton_release(imported_triton_version())
     component = ptxas_for(arch, row)
     spec = COMPONENT[component]
     return (
@@ -167,7 +168,9 @@ def ptxas_error(
         if problem:
             what = f"to assemble sm_{arch}" if arch is not None else "for every target"
             component = (
-                "ptxas" if arch is None else ptxas_for(arch, triton_release(_triton_version()))
+                "ptxas"
+                if arch is None
+                else ptxas_for(arch, triton_release(imported_triton_version()))
             )
             return MissingComponentError(
                 f"Triton would run {path} (CUDA release {release}) {what}: "
@@ -176,13 +179,13 @@ def ptxas_error(
     tc = Toolchain.from_dict(plan["toolchain"])
     # ptxas-blackwell is in the plan once Triton takes it (the guard completes the plan
     # first: ``_catalog.TARGET_ONLY``); before, Triton runs ptxas.
-    present = [tc.choices[n] for n in PTXAS_COMPONENTS if n in tc.choices]
+    present = [tc.choices[n] for n in PTXAS_FAMILY if n in tc.choices]
     chosen = [c.path for c in present if c.path is not None]
     if path is None or any(_same_file(path, c) for c in chosen):
         return None
     if tc.strict:
         tc = full_toolchain(plan)
-        missing = [tc[n] for n in PTXAS_COMPONENTS if tc[n].path is None]
+        missing = [tc[n] for n in PTXAS_FAMILY if tc[n].path is None]
         detail = "\n".join(c.explain(strict_manifest=tc.manifest) for c in missing)
         return MissingComponentError(
             f"Triton fell back to {path}{_target(arch)}, which the strict manifest "

@@ -21,11 +21,13 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..runtime import _trust
 from ..runtime._errors import ManifestError, SettingError
@@ -33,7 +35,6 @@ from ._catalog import COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
 from ._observe import observe
-from ._tuple import NamedTuple
 
 SCHEMA = 2  # what `lock` writes
 SCHEMAS = (1, 2)  # what is read
@@ -293,8 +294,6 @@ def _entry(file: Path, name: str, raw: object, schema: int) -> Entry:
 
 def parse(file: Path, data: bytes) -> Manifest:
     """Validate the bytes of a manifest read from ``file`` (see ``load``)."""
-    import json  # noqa: PLC0415  only with a manifest: a miss does not import json
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -426,8 +425,6 @@ def to_json(
     """Serialise a manifest: ``components`` maps name -> (path, version or None).
     Raises ``ManifestError`` for a path a manifest cannot hold (not UTF-8: JSON strings
     are Unicode, and ``load`` refuses the lone surrogates it would be written as)."""
-    import json  # noqa: PLC0415  only with a manifest: a miss does not import json
-
     for name, (path, _) in components.items():
         _writable_path(f"components.{name}.path", path)
     for i, directory in enumerate(driver_dirs):
@@ -514,8 +511,6 @@ def write(target: Path, text: str, *, force: bool) -> str:
 def _replace(target: Path, data: bytes, kept: str) -> None:
     """A new file in ``target``'s directory (an unpredictable name, ``O_EXCL`` and
     ``O_NOFOLLOW``), flushed to disk, renamed over ``target``; the directory flushed."""
-    import tempfile  # noqa: PLC0415  writing only: tempfile and random cost ~1 ms
-
     directory = target.parent
     tmp: str | None = None
     try:

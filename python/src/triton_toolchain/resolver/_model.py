@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..runtime._errors import MissingComponentError
 from ..runtime._schema import ChoiceData, ToolchainData
 from ._catalog import COMPONENT, COMPONENT_NAMES
-from ._tuple import NamedTuple
 
 
 class SourceKind(enum.Enum):

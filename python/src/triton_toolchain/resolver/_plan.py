@@ -44,6 +44,7 @@ from ._catalog import (
     TORCH_PART,
 )
 from ._discovery import _fs
+from ._discovery._compiler import command_argv
 from ._discovery._host import Host, python_include_dir
 from ._model import Choice, SourceKind, Toolchain
 from ._observe import recording
@@ -100,8 +101,6 @@ def _shim_found(choice: Choice) -> str | None:
 
 
 def _torch_part(tc: Toolchain) -> TorchPart:
-    from ._discovery._compiler import command_argv  # noqa: PLC0415  torch's part only
-
     cxx = _shim_found(tc["cxx"])
     if cxx is not None and len(command_argv(cxx)) != 1:
         cxx = None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from ..runtime import _trust
 from ..runtime._errors import SettingError
@@ -54,7 +55,6 @@ from ._discovery._search import (
 from ._exports import EXPORTS_VARIABLE, read_exports
 from ._manifest import Manifest, load_for
 from ._model import Choice, Rejection, Source, SourceKind, Toolchain
-from ._tuple import NamedTuple
 
 
 class _History:

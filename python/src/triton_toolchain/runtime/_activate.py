@@ -63,20 +63,18 @@ import warnings
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import _record
 from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
+from ._schema import Plan
 
-if TYPE_CHECKING:
-    from typing import Literal
-
+if TYPE_CHECKING:  # the resolver's, and the adapter's, loaded once Triton is imported
     from ..resolver._model import Toolchain
     from ..resolver._plan import Scope
-    from ._schema import Plan
     from ._triton import TritonState
 
-    Mode = Literal["knobs", "environ", "pending", "off"]
+Mode = Literal["knobs", "environ", "pending", "off"]
 
 # ---------------------------------------------------------------------------- the switch
 

@@ -14,20 +14,17 @@ written here are remembered (``env``) and withdrawn when the plan no longer has 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from ._process import Report
-
-if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ._schema import Plan
+from ._schema import Plan
 
 
 def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:
     """Variable -> (value or None, the user's own)."""
     from ..resolver._catalog import triton_release  # noqa: PLC0415  the resolver: 3.0-3.3 only
-    from ..resolver._guards import _triton_version  # noqa: PLC0415  the resolver: 3.0-3.3 only
+    from ..resolver._guards import imported_triton_version  # noqa: PLC0415  the resolver: 3.0-3.3 only
 
-    release = triton_release(_triton_version())
+    release = triton_release(imported_triton_version())
     wanted: dict[str, tuple[str | None, bool]] = {}
     for s in plan["settings"]:
         variable = s["variable"]

@@ -36,14 +36,12 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._process import ORIGINAL, Patches, Report
+from ._schema import Plan
 
-if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us
-    from ._schema import Plan
-
-    PlanGetter = Callable[[], Plan]
+PlanGetter = Callable[[], Plan]
 
 # Functions whose failure the shim explains, per torch module (releases that lack one
 # simply do not have it).

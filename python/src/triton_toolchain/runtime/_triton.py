@@ -54,18 +54,15 @@ import sys
 import types
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from ._process import ORIGINAL, Patches, Report
+from ._process import ORIGINAL, Namespace, Patches, Report
+from ._schema import Plan
 
-if TYPE_CHECKING:  # for annotations only: a generic alias costs the import ~15 us each
-    from ._process import Namespace
-    from ._schema import Plan
-
-    PlanGetter = Callable[[], Plan]
-    # Completes and applies the plan with a part Triton reads only when it takes it
-    # (``_activate._complete_and_apply``).
-    Complete = Callable[[Literal["target", "sass"]], None]
+PlanGetter = Callable[[], Plan]
+# Completes and applies the plan with a part Triton reads only when it takes it
+# (``_activate._complete_and_apply``).
+Complete = Callable[[Literal["target", "sass"]], None]
 
 COMPILER = "triton.backends.nvidia.compiler"
 DRIVER_MODULE = "triton.backends.nvidia.driver"

@@ -35,7 +35,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 MAX_LINKS = 40  # as the kernel's MAXSYMLINKS
 # Every reason this module gives starts so; the fix for one is ``fix_for``'s.
@@ -49,10 +49,7 @@ MANIFEST_FIELD = "trusted_owners"
 # The packages whose code this process runs (or will): whoever can change them can
 # already run anything in it.
 CODE_PACKAGES = ("triton", "torch", "triton_toolchain")
-if TYPE_CHECKING:  # for the annotations only: creating a TypeVar costs the import ~20 us
-    from typing import TypeVar
-
-    _T = TypeVar("_T")
+_T = TypeVar("_T")
 
 
 class Principals:

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from .._catalog import triple_machine
-from .._tuple import NamedTuple
 from . import _fs
 from ._host import Host, child_environ
 from ._layouts import path_candidates, path_step, search_path
@@ -145,8 +146,6 @@ def command_from_setting(host: Host, value: str) -> Path:
         raise ValueError("is empty")
     if value.startswith("/") and _fs.lexists(value):
         return Path(value)
-    import shlex  # noqa: PLC0415  a command line of words only; `import triton` has no shlex
-
     try:
         words = shlex.split(value)
     except ValueError as exc:
@@ -168,8 +167,6 @@ def command_argv(command: str) -> list[str]:
     existing absolute file path is one word, even with spaces in it."""
     if command.startswith("/") and os.path.isfile(command):
         return [command]
-    import shlex  # noqa: PLC0415  a command line of words only; `import triton` has no shlex
-
     return shlex.split(command)
 
 

@@ -31,9 +31,8 @@ import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
-from .._tuple import NamedTuple
 from . import _fs
 from ._answers import recall, remember
 from ._host import Host

@@ -15,9 +15,9 @@ import errno
 import os
 import stat as _stat
 from pathlib import Path
+from typing import NamedTuple
 
 from .._observe import observe
-from .._tuple import NamedTuple
 
 PathLike = Path | str
 

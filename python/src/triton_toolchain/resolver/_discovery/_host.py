@@ -15,6 +15,7 @@ import functools
 import os
 import struct
 import sys
+import sysconfig
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,6 @@ def python_include_dir() -> Path:
     """Where this interpreter's ``Python.h`` belongs, from ``sysconfig``. Debian's
     ``posix_local`` scheme points at /usr/local; its headers are in ``posix_prefix``'s
     include directory, as Triton itself assumes."""
-    import sysconfig  # noqa: PLC0415  only for a resolution that looks for Python.h
-
     scheme = sysconfig.get_default_scheme()
     if scheme == "posix_local":
         scheme = "posix_prefix"

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import NamedTuple
 
 from .._catalog import MACHINES
-from .._tuple import NamedTuple
 from . import _fs
 
 OLD_MAGIC = b"ld.so-1.7.0"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,8 +103,6 @@ _PROBE_QUESTION = "(openmp probe, v1)"
 
 def _probe(argv: list[str], include: Path) -> str | None:
     """Build a small OpenMP shared object; ``None`` when it builds, else why not."""
-    import tempfile  # noqa: PLC0415  a probe only: tempfile costs ~1 ms to import
-
     with tempfile.TemporaryDirectory(prefix="triton-toolchain-openmp-") as tmp:
         source = os.path.join(tmp, "probe.cpp")
         with open(source, "w", encoding="utf-8") as f:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -81,10 +83,6 @@ def _run_probe(
     """``(problem or None, whether it is the file's own answer)``: a failure of the
     environment (the temporary directory missing or full, a signal, the probe's
     timeout) is a problem of this run, not the file's answer."""
-    # A probe starts a process: shutil and tempfile (~2 ms) load only for one.
-    import shutil  # noqa: PLC0415  a probe only
-    import tempfile  # noqa: PLC0415  a probe only
-
     try:
         tmp = tempfile.mkdtemp(prefix="triton-toolchain-probe-")  # mode 0700, a new name
     except OSError as exc:

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import selectors
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...runtime._errors import printable
-from .._tuple import NamedTuple
 from . import _answers, _fs
 
 TIMEOUT_S = 10.0
@@ -94,9 +96,6 @@ def _exit_of(proc: Any, deadline: float, timeout: float, signals: _Signals) -> s
     wakes at the exit itself, else in ``Popen.wait`` slices (which poll with growing
     sleeps, a millisecond or two late for a tool that exits at once); either way in
     slices of a tenth of a second, so that a noted signal is acted on within that."""
-    import select  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
-    import subprocess  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
-
     try:
         exited: int | None = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):  # not Linux, an old kernel, or a sandbox without it
@@ -139,8 +138,6 @@ def collect(
 def _start(argv: list[str], env: Mapping[str, str] | None) -> Any:
     """``argv`` started in a session of its own, with no input and its output and
     errors on one pipe: the ``Popen``, or why it cannot be run (a string)."""
-    import subprocess  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
-
     try:
         return subprocess.Popen(
             argv,
@@ -165,8 +162,6 @@ def _collect(
 ) -> tuple[int | None, bytes, str | None]:
     """``collect`` of ``argv``, or of ``started`` (``_start``'s answer for it) when it
     was started already; its process group is killed whatever happens."""
-    import selectors  # noqa: PLC0415  a tool run only (a manifest's resolution runs none)
-
     proc = _start(argv, env) if started is None else started
     if isinstance(proc, str):
         return None, b"", proc

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import NamedTuple
 
 from .._model import Choice, Rejection, Source, SourceKind
-from .._tuple import NamedTuple
 from . import _fs
 from ._host import Host
 from ._run import Question

@@ -44,6 +44,7 @@ from pathlib import Path
 from .._catalog import (
     COMPONENT,
     COMPONENTS,
+    PTXAS_FAMILY,
     advised_archs,
     advisories_for,
     advisory_text,
@@ -63,7 +64,6 @@ from ._search import Context, Locator, Verdict
 
 _RELEASE = r"release ([0-9]+\.[0-9]+)"
 TOOLS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.area == "bin")
-PTXAS = ("ptxas", "ptxas-blackwell")
 
 
 def version_question(host: Host, path: Path) -> Question:
@@ -154,7 +154,7 @@ def check_tool(component: str, host: Host, path: Path, ctx: Context) -> Verdict:
     problem = release_problem(component, release, host, ctx.arch)
     if problem is None and ctx.arch is not None and (host.verify or not ctx.manifest):
         problem = fit_problem(component, path, release, host, ctx.arch)
-    note = advisory_note(component, release, host, ctx.arch) if component in PTXAS else None
+    note = advisory_note(component, release, host, ctx.arch) if component in PTXAS_FAMILY else None
     advised = note is not None and ctx.arch is not None and not ctx.named
     return Verdict(release, problem, note=note, advised_against=advised)
 
