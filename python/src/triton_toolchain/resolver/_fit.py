@@ -154,6 +154,12 @@ def judge(
     return driver_problem(release, driver)
 
 
+def _driver(plan: Plan) -> str | None:
+    """The driver library of the ptxas family's backend in ``plan``."""
+    driver = plan["drivers"].get(COMPONENT["ptxas"].backend or "")
+    return driver["library"] if driver else None
+
+
 def _setting(plan: Plan, component: str) -> Setting | None:
     return next((s for s in plan["settings"] if s["component"] == component), None)
 
@@ -198,7 +204,7 @@ def _blackwell_note(
     path, _release = tool_fields(tool)
     user_path = str(ptxas["value"])
     release = _release_of(user_path)
-    found = judge(user_path, release, arch, namespace, plan["driver"]) if release else None
+    found = judge(user_path, release, arch, namespace, _driver(plan)) if release else None
     head = (
         f"TRITON_PTXAS_PATH is set but {variable} is not: for {arch_name(arch)} Triton runs "
         f"ptxas-blackwell ({path}), not TRITON_PTXAS_PATH"
@@ -233,7 +239,7 @@ def _decide(
             return user_choice
     setting = _setting(plan, component)
     explicit = bool(setting and setting["user"])
-    found = judge(path, release, arch, namespace, plan["driver"])
+    found = judge(path, release, arch, namespace, _driver(plan))
     advised = advisories_for(component, release, arch) if found is None else ()
     if found is None and (explicit or not advised):
         for advisory in advised:
@@ -242,7 +248,7 @@ def _decide(
                 f"used for {target} because {COMPONENT[component].variable} names it"
             )
         return tool
-    other = _alternative(component, arch, namespace, plan["driver"], path)
+    other = _alternative(component, arch, namespace, _driver(plan), path)
     if found is None:  # a known-bad build the shim found: another that fits, if any
         effect = "; ".join(f"{a.effect} ({a.reference})" for a in advised)
         if other is None:
@@ -289,7 +295,7 @@ def fitted_tool(arch: int | None, tool: object, plan: Plan, namespace: dict[str,
     if not isinstance(arch, int) or isinstance(arch, bool):
         return tool
     settings = tuple((s["component"], s["value"], s["user"]) for s in plan["settings"])
-    key = (arch, any_target, repr(tool), plan["driver"], settings, id(namespace))
+    key = (arch, any_target, repr(tool), _driver(plan), settings, id(namespace))
     if key not in _DECIDED:
         try:
             _DECIDED[key] = _decide(arch, tool, plan, namespace, any_target)

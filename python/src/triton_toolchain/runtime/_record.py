@@ -311,7 +311,7 @@ def read_private(directory: str | None, name: str, limit: int) -> bytes | None:
 
 def identity(arch: int | None, scope: str = "all") -> list[Any]:
     """What a record is only valid for: this interpreter, its import path, this user
-    and groups, the target architecture, the components resolved (``_plan.Scope``), and
+    and groups, the target architecture, the parts of the plan resolved (``_catalog.Part``), and
     the shim's own files."""
     package = os.path.dirname(__file__)
     return [
@@ -492,9 +492,9 @@ PLAN = {
     },
     "history": bool,
     "settings": [_SETTING],
-    "driver": _TEXT_OR_NONE,
-    "link": _TEXT_OR_NONE,
-    # None: resolved without torch's part (``_plan.LEFT_OUT``), added when torch is imported.
+    "drivers": Each({"library": _TEXT_OR_NONE, "link": _TEXT_OR_NONE, "user": bool}),
+    "pending": [str],
+    # None: torch's part pending, added when torch is imported (``_activate.complete``).
     "torch": Maybe({"CXX": _TEXT_OR_NONE, "CPATH": [str], "CUDA_HOME": _TEXT_OR_NONE}),
 }
 
