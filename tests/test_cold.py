@@ -491,7 +491,7 @@ def test_a_process_that_waited_says_so(tmp_path: Path) -> None:
 
 RACE = """
 import json, os, sys
-from triton_toolchain.runtime import _record
+from triton_toolchain.runtime import _activate, _record
 environ = _activate.user_environ()
 key = _record.identity(None, "import")
 plan = _activate._resolve_and_store(key, None, ("import",), environ)
