@@ -7,7 +7,7 @@ pieces sit) and ``_search`` (the runner and the shape of a locator); the locator
 ``_tools``, ``_compiler``, ``_headers``, ``_openmp``, ``_cudahome``, ``_driver``.
 ``LOCATORS`` names the locator of every component in the catalog; a locator's module is
 imported when a resolution first asks for one of its components, so `import triton`,
-which resolves neither the compilers nor torch's part (``_plan.LEFT_OUT``), does not
+which resolves neither the compilers nor torch's part (``_catalog.Part``), does not
 import ``_compiler``, ``_openmp`` or ``_cudahome``.
 """
 
