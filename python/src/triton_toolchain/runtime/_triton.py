@@ -108,7 +108,7 @@ def namespaces(
     ``backend`` (``None``: of each of ``_backends.BACKENDS``), as already imported
     (nothing is imported here).
 
-    Usually one a backend: ``sys.modules["triton.backends.nvidia.<kind>"]``. Triton 3.0-3.3
+    Usually one per backend: ``sys.modules["triton.backends.nvidia.<kind>"]``. Triton 3.0-3.3
     load the backend's modules a second time, anonymously (``_discover_backends`` runs
     ``spec_from_file_location("nvidia", ...)`` and never registers them), and compile and
     launch with those: their namespace is reached through the classes in
