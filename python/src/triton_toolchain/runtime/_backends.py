@@ -9,16 +9,18 @@ and its key in ``triton.backends.backends``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
-
-class Backend(NamedTuple):
+class Backend:
     """``driver_soname``: the name Triton, torch and the launcher load the driver by
     (``libcuda.so.1``); ``triton_package``: Triton's package of the backend, whose
-    ``compiler`` and ``driver`` modules the adapter applies to."""
+    ``compiler`` and ``driver`` modules the adapter applies to. (A plain class: this is
+    on every process's import path, where a ``NamedTuple`` costs a compile.)"""
 
-    driver_soname: str
-    triton_package: str
+    __slots__ = ("driver_soname", "triton_package")
+
+    def __init__(self, *, driver_soname: str, triton_package: str) -> None:
+        self.driver_soname = driver_soname
+        self.triton_package = triton_package
 
     @property
     def driver_stem(self) -> str:
