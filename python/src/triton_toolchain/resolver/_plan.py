@@ -204,13 +204,14 @@ def resolve_plan(
     arch: int | None,
     environ: Mapping[str, str],
     *,
-    parts: tuple[Part, ...] = PARTS,
+    parts: tuple[Part, ...] | None = None,
     mapped: list[str] | None = None,
 ) -> tuple[Plan, Any]:
-    """Resolve the components of ``parts`` (``left_out``) for this process with
-    ``environ``: the plan and the facts it rests on. ``mapped``: the drivers mapped into
-    this process, as the caller has just read them (``Host.mapped``; ``None``: read
-    again)."""
+    """Resolve the components of ``parts`` (``left_out``; ``None``: every part) for this
+    process with ``environ``: the plan and the facts it rests on. ``mapped``: the
+    drivers mapped into this process, as the caller has just read them (``Host.mapped``;
+    ``None``: read again)."""
+    parts = PARTS if parts is None else parts
     with recording() as facts:  # the host's facts (Triton's package) included
         host = Host.current(environ, mapped=None if mapped is None else tuple(mapped))
         tc = resolve_all(

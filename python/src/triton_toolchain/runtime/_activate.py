@@ -356,8 +356,9 @@ def _plan_now() -> Plan:
         return _STATE.plan
 
 
-def resolved_plan(arch: int | None, parts: tuple[Part, ...]) -> Plan:
-    """The plan of ``parts`` (``_catalog.Part``) for ``arch`` and the user's environment:
+def resolved_plan(arch: int | None, parts: tuple[Part, ...] | None = None) -> Plan:
+    """The plan of ``parts`` (``_catalog.Part``; ``None``: every part) for ``arch`` and
+    the user's environment:
     remembered in this process, else from a valid activation record, else resolved (and
     recorded)."""
     environ = user_environ()
@@ -365,11 +366,11 @@ def resolved_plan(arch: int | None, parts: tuple[Part, ...]) -> Plan:
     if _STATE.memo is not None and _STATE.memo[0] == inputs:
         _STATE.mapped = None  # not read now: the driver load reads it again
         return _STATE.memo[1]
-    key = _record.identity(arch, " ".join(parts))
+    key = _record.identity(arch, "all" if parts is None else " ".join(parts))
     # What this process loaded is no fact of the machine: with a driver mapped, resolve.
     # A pending part holds no driver (the import's does), so it is kept all the same.
     _STATE.mapped = loaded_drivers()
-    mapped = bool(_STATE.mapped) and "import" in parts
+    mapped = bool(_STATE.mapped) and (parts is None or "import" in parts)
     if mapped:
         # Another driver is in the process: this resolution is its own, never kept.
         from ..resolver._plan import resolve_plan  # noqa: PLC0415  a miss only
@@ -384,7 +385,7 @@ def resolved_plan(arch: int | None, parts: tuple[Part, ...]) -> Plan:
 
 
 def _resolve_and_store(
-    key: list[Any], arch: int | None, parts: tuple[Part, ...], environ: Mapping[str, str]
+    key: list[Any], arch: int | None, parts: tuple[Part, ...] | None, environ: Mapping[str, str]
 ) -> Plan:
     """Resolve and keep the record, one process at a time (``_observe.resolving_alone``).
     The record is looked up again once the lock is held: another process may have stored
