@@ -87,7 +87,8 @@ import {module}  # with the shim off: the import system's caches as on the hit p
 import triton_toolchain.runtime._activate as activation
 from triton_toolchain.runtime import _record, _trust
 environ = activation.user_environ()
-key = _record.identity(None, "eager" if "{module}" == "torch" else "triton")
+parts = activation.AT_TORCH if "{module}" == "torch" else activation.AT_TRITON
+key = _record.identity(None, " ".join(parts))
 facts = next(r["facts"] for r in _record.stored(environ) if r["key"] == key)
 looks, spent, count = _trust.Looks(), {{}}, {{}}
 for op, arg, value in facts:

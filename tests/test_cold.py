@@ -1,15 +1,15 @@
 """The cold start (issue 23): what the import path defers or does at once cannot change
 the answer.
 
-- ``import triton`` resolves without torch's part (``_catalog.TORCH_ONLY``), the
-  launcher's (``_catalog.LAUNCHER_ONLY``) and the target's (``_catalog.TARGET_ONLY``:
-  ptxas-blackwell): every other component is chosen exactly as a whole resolution
+- ``import triton`` resolves without torch's part, the launcher's and the target's
+  (ptxas-blackwell), which stay pending (``_catalog.Part``): every other component is
+  chosen exactly as a whole resolution
   chooses it, on a fake machine and on this one; torch's part is resolved when torch is
   imported, and a C++ compiler that changes between two processes is seen by the second
   although its ``import triton`` reused the record; the launcher's part before the
   first launcher build, which then builds with it; ptxas-blackwell when Triton is about
   to take it for a target, and never for a target that runs ptxas; cuobjdump and
-  nvdisasm (``_catalog.SASS_ONLY``) at the first SASS dump.
+  nvdisasm (part ``sass``) at the first SASS dump.
 - Independent tools are asked at once (``_run.ask_each``): their runs overlap, a rejected
   first candidate is still rejected and the next one chosen; a signal ends every tool's
   process group.
@@ -36,14 +36,16 @@ from test_resolve import host_of, machine
 from tool_fixtures import fake_ptxas, write_script
 from triton_layouts import blackwell_from
 from triton_toolchain.resolver import _observe
-from triton_toolchain.resolver._catalog import LAUNCHER_ONLY, SASS_ONLY, TARGET_ONLY, TORCH_ONLY
-from triton_toolchain.resolver._plan import LEFT_OUT
+from triton_toolchain.resolver._catalog import COMPONENT_NAMES, part_components
 from triton_toolchain.resolver._resolve import resolve_all
-from triton_toolchain.runtime import _activate, _record
+from triton_toolchain.runtime import _record
 
 # ------------------------------------------------- torch's, the launcher's, the target's parts
 
-PARTS = {"torch": TORCH_ONLY, "launcher": LAUNCHER_ONLY, "target": TARGET_ONLY, "sass": SASS_ONLY}
+LAUNCHER_ONLY, TARGET_ONLY, SASS_ONLY = map(part_components, ("launcher", "target", "sass"))
+PARTS = {p: part_components(p) for p in ("torch", "launcher", "target", "sass")}
+# What `import triton` leaves pending (``_activate.AT_TRITON``: the import's part only).
+AT_IMPORT_LEFT_OUT = frozenset(COMPONENT_NAMES) - part_components("import")
 
 
 def _same_but(left_out: frozenset[str], arch: int | None, **host: object) -> None:
@@ -61,23 +63,14 @@ def test_leaving_a_part_out_changes_no_other_choice_on_a_fake_machine(
 ) -> None:
     paths = machine(tmp_path)
     _same_but(PARTS[part], 90, host=host_of(tmp_path, paths))
-    _same_but(LEFT_OUT["triton"], 90, host=host_of(tmp_path, paths))
+    _same_but(AT_IMPORT_LEFT_OUT, 90, host=host_of(tmp_path, paths))
 
 
 @pytest.mark.parametrize("part", sorted(PARTS))
 def test_leaving_a_part_out_changes_no_other_choice_on_this_machine(part: str) -> None:
     _same_but(PARTS[part], None)
     _same_but(PARTS[part], 90)
-    _same_but(LEFT_OUT["triton"], None)
-
-
-def test_the_activation_knows_the_parts_and_which_look_at_no_driver() -> None:
-    """``_activate`` does not import the catalog on a hit: its copies agree with it."""
-    assert _activate.LAUNCHER_PART == LAUNCHER_ONLY
-    assert _activate.APPLIED_LATER == {"target": TARGET_ONLY, "sass": SASS_ONLY}
-    assert set(_activate.DRIVERLESS) == {
-        scope for scope, out in LEFT_OUT.items() if {"libcuda", "libcuda-link"} <= out
-    }
+    _same_but(AT_IMPORT_LEFT_OUT, None)
 
 
 LAUNCHER = """
@@ -104,7 +97,7 @@ print(json.dumps({
 def test_the_c_compiler_and_python_h_are_resolved_at_the_first_build_not_at_import(
     tmp_path: Path,
 ) -> None:
-    """`import triton` asks no C compiler (``_catalog.LAUNCHER_ONLY``); the first launcher
+    """`import triton` asks no C compiler (part ``launcher``); the first launcher
     build resolves the C compiler and ``Python.h`` and builds with them; the next process
     finds both parts in its records and asks no tool again."""
     env = clean_env(tmp_path / "home")
@@ -179,7 +172,7 @@ def _ran(step: dict[str, Any], *tools: str) -> bool:
 def test_ptxas_blackwell_is_resolved_when_triton_takes_it_for_a_target_not_at_import(
     tmp_path: Path,
 ) -> None:
-    """`import triton` asks no ptxas-blackwell (``_catalog.TARGET_ONLY``); a compile for a
+    """`import triton` asks no ptxas-blackwell (part ``target``); a compile for a
     target below the release's switch runs ptxas and adds nothing; the first compile
     from the switch on resolves ptxas-blackwell, hands it to Triton and assembles with
     it; the next process finds both parts in its records and resolves nothing."""
@@ -204,7 +197,7 @@ def test_ptxas_blackwell_is_resolved_when_triton_takes_it_for_a_target_not_at_im
 def test_cuobjdump_and_nvdisasm_are_resolved_at_the_first_sass_dump_not_at_import(
     tmp_path: Path,
 ) -> None:
-    """`import triton` and a compile ask neither SASS tool (``_catalog.SASS_ONLY``); the
+    """`import triton` and a compile ask neither SASS tool (part ``sass``); the
     first ``kernel.asm["sass"]`` resolves both, hands them to Triton, and its
     ``cuobjdump`` dumps the kernel; the next process resolves nothing."""
     env = clean_env(tmp_path / "home")
@@ -225,7 +218,7 @@ def test_cuobjdump_and_nvdisasm_are_resolved_at_the_first_sass_dump_not_at_impor
 
 @pytest.mark.torch
 def test_with_torch_imported_first_the_later_parts_still_wait_for_triton(tmp_path: Path) -> None:
-    """``import torch`` before Triton resolves torch's part at once (scope ``eager``), but
+    """``import torch`` before Triton resolves torch's part at once (``_activate.AT_TORCH``), but
     neither ptxas-blackwell nor the SASS tools; the compile at the switch and the first
     dump resolve them in that process too, and the next process resolves nothing."""
     env = clean_env(tmp_path / "home", TT_TORCH_FIRST="1")
@@ -247,7 +240,7 @@ def test_with_torch_imported_first_the_later_parts_still_wait_for_triton(tmp_pat
 def test_a_manifests_ptxas_blackwell_and_sass_tools_are_applied_at_import(
     tmp_path: Path,
 ) -> None:
-    """Where the manifest names them (``_plan.UNLESS_IN_MANIFEST``), ptxas-blackwell and
+    """Where the manifest names them (``_catalog.AT_IMPORT_IF_IN_MANIFEST``), ptxas-blackwell and
     the SASS tools are judged at the import, with their recorded versions (no process),
     and Triton's knobs hold them from then on, as the packager wrote them."""
     env = clean_env(tmp_path / "home")
@@ -497,8 +490,8 @@ RACE = """
 import json, os, sys
 from triton_toolchain.runtime import _activate, _record
 environ = _activate.user_environ()
-key = _record.identity(None, "triton")
-plan = _activate._resolve_and_store(key, None, "triton", environ)
+key = _record.identity(None, "import")
+plan = _activate._resolve_and_store(key, None, ("import",), environ)
 print(json.dumps({"resolved": "triton_toolchain.resolver._resolve" in sys.modules,
                   "plan": plan == _record.lookup(key, environ)}))
 """
@@ -547,7 +540,7 @@ JSON_LOADED = """
 import sys
 before = "json" in sys.modules
 from triton_toolchain.runtime import _activate
-_activate.resolved_plan(None, "triton")
+_activate.resolved_plan(None, ("import",))
 print(before, "json" in sys.modules, "triton_toolchain.resolver._resolve" in sys.modules)
 """
 

@@ -281,8 +281,8 @@ def test_a_wrong_setting_of_a_tool_applied_later_is_warned_of_at_import(
     tmp_path: Path, variable: str
 ) -> None:
     """`import triton` leaves ptxas-blackwell to the compile that runs it and the SASS
-    tools to the first dump (``_plan.LEFT_OUT``), unless a variable names one: a wrong
-    one is named at once."""
+    tools to the first dump (pending parts, ``_plan.left_out``), unless a variable names
+    one: a wrong one is named at once."""
     stderr = _warned(tmp_path, "import triton", **{variable: "/nonexistent/tool"})
     assert f"{variable}='/nonexistent/tool': does not exist" in stderr
     assert "Triton stops with this error when it compiles a kernel" in stderr
@@ -290,7 +290,7 @@ def test_a_wrong_setting_of_a_tool_applied_later_is_warned_of_at_import(
 
 @pytest.mark.torch
 def test_a_setting_only_torch_uses_is_warned_of_when_torch_is_imported(tmp_path: Path) -> None:
-    """``import triton`` judges no C++ compiler (torch's part, ``_plan.LEFT_OUT``): a bad
+    """``import triton`` judges no C++ compiler (torch's part, pending): a bad
     ``CXX`` is named when torch is imported, with the step that uses it."""
     warning = "CXX='/nonexistent/g++': does not exist"
     assert warning not in _warned(tmp_path, "import triton", CXX="/nonexistent/g++")

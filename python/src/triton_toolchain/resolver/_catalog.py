@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, NamedTuple
 
-from ..runtime._schema import UsedBy
+from ..runtime._backends import BACKENDS
+from ..runtime._schema import Part, UsedBy
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
@@ -25,9 +26,28 @@ Area = Literal["bin", "include", "crt", "libdevice"]
 Serves = Literal["below-switch", "from-switch"]
 # How a Triton release's NVIDIA ``compiler.py`` finds ptxas (``TritonRelease``).
 PtxasLookup = Literal["_path_to_binary", "get_ptxas()", "get_ptxas(arch)"]
-# The driver library's SONAME: the name Triton, torch and the launcher load it by, the
-# file discovery and a manifest's ``driver_dirs`` name.
-DRIVER_SONAME = "libcuda.so.1"
+# When a plan first needs a component (``Component.parts``; ``Part``, in
+# ``runtime._schema`` since a plan carries it): ``import`` at the import;
+# ``torch`` when torch is imported (TorchInductor's C++ builds, ``cpp_extension``);
+# ``launcher`` at the shim's first launcher build (the C compiler, a process to ask, and
+# ``Python.h``, ``sysconfig``'s paths); ``target`` when Triton is about to take
+# ptxas-blackwell for a target from its release's switch on (``ptxas_for``: the arch is
+# known only at compile time); ``sass`` at Triton's first SASS dump
+# (``triton.tools.disasm.get_sass``, behind ``kernel.asm["sass"]``, runs cuobjdump; no
+# Python code of Triton's runs nvdisasm). No component's search reads one of a later
+# part (tests/test_cold.py resolves with and without each), so a part left pending
+# cannot change another's choice.
+# Later parts resolved at the import all the same where a variable names one of their
+# components: a user's wrong setting is warned of at once (the variable's read is a
+# fact of the record). Not torch's: `import triton` judges no C++ compiler.
+AT_IMPORT_IF_NAMED: frozenset[Part] = frozenset({"launcher", "target", "sass"})
+# Later parts resolved at the import all the same where the manifest names their
+# components: a packager's tools are judged at once with their recorded versions (no
+# process runs), and Triton's knobs hold them from the import on.
+AT_IMPORT_IF_IN_MANIFEST: frozenset[Part] = frozenset({"target", "sass"})
+# The NVIDIA driver library's SONAME (``_backends``): the name Triton, torch and the
+# launcher load it by, the file discovery and a manifest's ``driver_dirs`` name.
+DRIVER_SONAME = BACKENDS["nvidia"].driver_soname
 
 
 class Component(NamedTuple):
@@ -49,6 +69,11 @@ class Component(NamedTuple):
       ``"build"``, TorchInductor's C++ builds, ``torch.utils.cpp_extension``): where a
       wrong explicit setting stops with the shim's error.
     - ``schema``: the first manifest schema that has it.
+    - ``backend``: the GPU backend it belongs to (``_backends.BACKENDS``; ``None``: any
+      backend's, the host compilers and ``Python.h``).
+    - ``parts``: the parts of a plan it belongs to (``Part``: when it is first needed;
+      ``Python.h`` is torch's and the launcher's).
+    - ``link``: for a driver, the component that is its link directory.
     """
 
     name: str
@@ -69,11 +94,15 @@ class Component(NamedTuple):
     serves: Serves | None = None
     always_assembles: tuple[int, ...] = ()
     schema: int = 1
+    backend: str | None = None
+    parts: tuple[Part, ...] = ("import",)
+    link: str | None = None
 
 
 COMPONENTS: tuple[Component, ...] = (
     Component(
         name="ptxas",
+        backend="nvidia",
         what="PTX assembler Triton runs below its switch to ptxas-blackwell",
         kind="tool",
         stage="compile",
@@ -90,6 +119,8 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="ptxas-blackwell",
+        backend="nvidia",
+        parts=("target",),
         what="PTX assembler Triton runs from its switch on (3.9: sm_90; 3.6-3.8: sm_100)",
         kind="tool",
         stage="compile",
@@ -108,6 +139,8 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="cuobjdump",
+        backend="nvidia",
+        parts=("sass",),
         what="cubin inspection tool (optional)",
         kind="tool",
         stage=None,
@@ -122,6 +155,8 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="nvdisasm",
+        backend="nvidia",
+        parts=("sass",),
         what="SASS disassembler (optional)",
         kind="tool",
         stage=None,
@@ -136,6 +171,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="cc",
+        parts=("launcher",),
         what="C compiler that builds Triton's launcher",
         kind="tool",
         stage="launch",
@@ -147,6 +183,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="python-headers",
+        parts=("torch", "launcher"),
         what="directory holding Python.h for this interpreter",
         kind="dir",
         stage="launch",
@@ -155,6 +192,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="cuda-headers",
+        backend="nvidia",
         what="directory holding cuda.h",
         kind="dir",
         stage="launch",
@@ -169,6 +207,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="cuda-crt-headers",
+        backend="nvidia",
         what="directory holding crt/host_config.h (optional)",
         kind="dir",
         stage=None,
@@ -182,6 +221,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="libdevice",
+        backend="nvidia",
         what="libdevice.10.bc, CUDA's math library in LLVM bitcode",
         kind="file",
         stage="compile",
@@ -197,6 +237,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="cxx",
+        parts=("torch",),
         what="C++ compiler for TorchInductor's CPU kernels and C++ extensions",
         kind="tool",
         stage=None,
@@ -209,6 +250,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="openmp",
+        parts=("torch",),
         what="directory holding omp.h, for TorchInductor's OpenMP (-fopenmp -lgomp)",
         kind="dir",
         stage=None,
@@ -220,6 +262,8 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="cuda-home",
+        backend="nvidia",
+        parts=("torch",),
         what="CUDA toolkit root (bin/nvcc, headers, libraries of one release) for "
         "torch.utils.cpp_extension",
         kind="dir",
@@ -235,6 +279,8 @@ COMPONENTS: tuple[Component, ...] = (
     # The driver before its link directory: the link directory follows the driver.
     Component(
         name="libcuda",
+        backend="nvidia",
+        link="libcuda-link",
         what="the NVIDIA driver library libcuda.so.1 loaded at run time",
         kind="driver",
         stage="launch",
@@ -249,6 +295,7 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         name="libcuda-link",
+        backend="nvidia",
         what="directory to link the launcher against (driver or toolkit stub)",
         kind="dir",
         stage="launch",
@@ -262,13 +309,6 @@ COMPONENTS: tuple[Component, ...] = (
 COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
 # The ptxas family: the assemblers that must serve some targets (``Component.serves``).
 PTXAS_FAMILY: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.serves is not None)
-# What only torch uses (TorchInductor's C++ builds, cpp_extension): resolved when torch
-# is imported, not on `import triton`. No other component's search reads them (``openmp``
-# reads ``cxx``, both here), so leaving them out cannot change another's choice
-# (tests/test_cold.py resolves with and without them).
-TORCH_ONLY: frozenset[str] = frozenset(
-    c.name for c in COMPONENTS if c.used_by in ("inductor", "extension")
-)
 # NVIDIA's nvcc wheel on PyPI (it holds bin/ptxas) per CUDA major release: the plain
 # `nvidia-cuda-nvcc` is the newest CUDA (13.x), which cannot assemble what CUDA 13 dropped.
 NVCC_WHEEL: dict[int, str] = {12: "nvidia-cuda-nvcc-cu12", 13: "nvidia-cuda-nvcc"}
@@ -321,29 +361,17 @@ def component_fix(name: str, arch: int | None = None, triton: TritonRelease | No
     )
 
 
-# What torch's part of a plan is made of (``_plan``): its own and ``Python.h``.
-TORCH_PART: frozenset[str] = TORCH_ONLY | {"python-headers"}
-# What only the shim's launcher build reads (``_triton._build``): the C compiler (a
-# process to ask, ``cc -v``) and ``Python.h`` (``sysconfig``'s paths). Resolved before
-# the first build, not on `import triton`, unless the user names one (a wrong ``CC`` is
-# still warned of at the import). The rest of the launch stage stays: the driver is
-# loaded at the import and the link directory follows it; the CUDA headers cost a read.
-# No other component's search reads these two (tests/test_cold.py).
-LAUNCHER_ONLY: frozenset[str] = frozenset({"cc", "python-headers"})
-# What only a compile for some targets reads: ``ptxas-blackwell``, which Triton runs
-# from its release's switch on (``ptxas_for``: sm_100 on 3.3 and 3.6-3.8, sm_90 on 3.9)
-# and which the arch, known only at compile time, decides (issue 23: on an sm_90 machine
-# with Triton 3.6 it is never run). Resolved when Triton's ``get_ptxas`` is about to
-# take it (``_triton.guard_get_ptxas``), not at the import, unless the user names it.
-# No other component's search reads it (tests/test_cold.py).
-TARGET_ONLY: frozenset[str] = frozenset({"ptxas-blackwell"})
-# What only Triton's SASS dump reads (``triton.tools.disasm.get_sass``, behind
-# ``kernel.asm["sass"]``): cuobjdump, which it runs, and nvdisasm, which no Python code
-# of Triton's runs (3.0 and 3.1 named it in a ``tools.disasm`` that cannot be imported
-# there). Resolved when ``get_sass`` asks for cuobjdump (``_triton.guard_sass``), not at
-# the import, unless the user names one. No other component's search reads them
-# (tests/test_cold.py).
-SASS_ONLY: frozenset[str] = frozenset({"cuobjdump", "nvdisasm"})
+# The parts of a plan, in order (``Part``).
+PARTS: tuple[Part, ...] = ("import", "torch", "launcher", "target", "sass")
+
+
+def part_components(part: Part) -> frozenset[str]:
+    """The components of ``part`` (``Component.parts``).
+
+    >>> sorted(part_components("launcher"))
+    ['cc', 'python-headers']
+    """
+    return frozenset(c.name for c in COMPONENTS if part in c.parts)
 
 
 class GoalStep(NamedTuple):

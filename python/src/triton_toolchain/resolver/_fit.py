@@ -171,6 +171,12 @@ def judge(
     return driver_problem(release, driver)
 
 
+def _driver(plan: Plan) -> str | None:
+    """The driver library of the ptxas family's backend in ``plan``."""
+    driver = plan["drivers"].get(COMPONENT["ptxas"].backend or "")
+    return driver["library"] if driver else None
+
+
 def _setting(plan: Plan, component: str) -> Setting | None:
     return next((s for s in plan["settings"] if s["component"] == component), None)
 
@@ -215,7 +221,7 @@ def _blackwell_note(
     path, _release = tool_fields(tool)
     user_path = str(ptxas["value"])
     release = _release_of(user_path)
-    found = judge(user_path, release, arch, namespace, plan["driver"]) if release else None
+    found = judge(user_path, release, arch, namespace, _driver(plan)) if release else None
     head = (
         f"TRITON_PTXAS_PATH is set but {variable} is not: for {arch_name(arch)} Triton runs "
         f"ptxas-blackwell ({path}), not TRITON_PTXAS_PATH"
@@ -250,7 +256,7 @@ def _decide(
             return user_choice
     setting = _setting(plan, component)
     explicit = bool(setting and setting["user"])
-    found = judge(path, release, arch, namespace, plan["driver"])
+    found = judge(path, release, arch, namespace, _driver(plan))
     row = triton_release(imported_triton_version())
     # With no target known (3.0-3.2, 3.4/3.5) no advisory is given here: `doctor` shows them.
     advised = (
@@ -266,7 +272,7 @@ def _decide(
             variable = setting["variable"] if setting else component
             _warn_once(f"{said}; it is used because {variable} names it", key=key)
         return tool
-    other = _alternative(component, arch, namespace, plan["driver"], path)
+    other = _alternative(component, arch, namespace, _driver(plan), path)
     if found is None:  # a known-bad build the shim found: another that fits, if any
         if other is None or advisories_for(component, other[1], arch, row):
             _warn_once(f"{said}; it is used: no other ptxas found fits without one", key=key)
@@ -317,7 +323,7 @@ def fitted_tool(arch: int | None, tool: object, plan: Plan, namespace: dict[str,
     if not isinstance(arch, int) or isinstance(arch, bool):
         return tool
     settings = tuple((s["component"], s["value"], s["user"]) for s in plan["settings"])
-    key = (arch, any_target, repr(tool), plan["driver"], settings, id(namespace))
+    key = (arch, any_target, repr(tool), _driver(plan), settings, id(namespace))
     if key not in _DECIDED:
         try:
             _DECIDED[key] = _decide(arch, tool, plan, namespace, any_target)

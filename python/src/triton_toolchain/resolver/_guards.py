@@ -178,7 +178,7 @@ def ptxas_error(
             )
     tc = Toolchain.from_dict(plan["toolchain"])
     # ptxas-blackwell is in the plan once Triton takes it (the guard completes the plan
-    # first: ``_catalog.TARGET_ONLY``); before, Triton runs ptxas.
+    # first: its part, ``target``, pending until then); before, Triton runs ptxas.
     present = [tc.choices[n] for n in PTXAS_FAMILY if n in tc.choices]
     chosen = [c.path for c in present if c.path is not None]
     if path is None or any(_same_file(path, c) for c in chosen):

@@ -10,8 +10,9 @@ activation record stores as JSON and checks against the same types)::
      "settings": [{"component": "ptxas", "knob": "nvidia.ptxas",
                    "variable": "TRITON_PTXAS_PATH", "value": "/usr/.../ptxas",
                    "user": false, "error": null, "used_by": "compile"}, ...],
-     "driver": "/usr/lib/x86_64-linux-gnu/libcuda.so.1" or null,
-     "link": "/usr/lib/x86_64-linux-gnu" or null,
+     "drivers": {"nvidia": {"library": "/usr/lib/x86_64-linux-gnu/libcuda.so.1" or null,
+                            "link": "/usr/lib/x86_64-linux-gnu" or null, "user": false}},
+     "pending": ["launcher", "target", "sass"],
      "torch": {"CXX": "/usr/bin/g++" or null, "CPATH": ["/opt/py/include/python3.12"],
                "CUDA_HOME": "/usr/local/cuda-13.0" or null}}
 
@@ -19,7 +20,11 @@ activation record stores as JSON and checks against the same types)::
 plan in an activation record does not: ``without_history``). ``user``: the variable
 holds the user's own setting (Triton reads it itself; nothing is assigned over it);
 ``error``: that setting is wrong, and Triton's step ``used_by`` stops with this
-message. ``torch``: what ``_torch`` sets: ``CXX`` (the resolved C++
+message. ``drivers``: per backend whose driver was resolved (``_backends``), the driver
+library, its link directory and whether the user's variable names it. ``pending``: the
+later parts of the plan (``_catalog.Part``) it does not hold yet, which the activation
+completes when they are first needed (``_activate.complete``); never the driver's
+(``tests/test_plan.py``). ``torch``: what ``_torch`` sets: ``CXX`` (the resolved C++
 compiler where it is one program and not the user's own), the directories Inductor's
 compiles need on ``CPATH`` (``Python.h`` where ``sysconfig`` does not say, an ``omp.h``
 that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
@@ -29,19 +34,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from ..runtime._errors import ToolchainError
 from ..runtime._process import loaded_by_shim, user_environ
-from ..runtime._schema import Plan, Setting, ToolchainData, TorchPart
+from ..runtime._schema import Driver, Part, Plan, Setting, ToolchainData, TorchPart
 from ._catalog import (
-    COMPONENT_NAMES,
+    AT_IMPORT_IF_IN_MANIFEST,
+    AT_IMPORT_IF_NAMED,
     COMPONENTS,
-    LAUNCHER_ONLY,
-    SASS_ONLY,
-    TARGET_ONLY,
-    TORCH_ONLY,
-    TORCH_PART,
+    PARTS,
+    part_components,
 )
 from ._discovery import _fs
 from ._discovery._compiler import command_argv
@@ -52,8 +55,8 @@ from ._resolve import resolve_all
 
 
 def plan_of(tc: Toolchain) -> Plan:
-    """The plan that applies ``tc`` (see the module docstring); a resolution without
-    ``TORCH_ONLY`` (`import triton`'s) has no settings for them and ``"torch": None``."""
+    """The plan that applies ``tc`` (see the module docstring): the parts some of whose
+    components ``tc`` lacks are pending, and have no settings yet."""
     specs = [spec for spec in COMPONENTS if spec.name in tc.choices]
     users = {
         spec.variable
@@ -63,15 +66,23 @@ def plan_of(tc: Toolchain) -> Plan:
         and source.kind is SourceKind.ENV
     }
     settings: list[Setting] = []
+    drivers: dict[str, Driver] = {}
     for spec in specs:
+        link = tc.choices.get(spec.link or "")
+        if spec.kind == "driver" and spec.backend is not None:
+            drivers[spec.backend] = {
+                "library": tc[spec.name].path,
+                "link": link.path if link else None,
+                "user": spec.variable in users,
+            }
         if not (spec.variable or spec.knob):
             continue
         choice = tc[spec.name]
         value = choice.path
         if value is not None and spec.variable_names_dir:
             value = os.path.dirname(value)
-        if spec.kind == "driver" and value is None:
-            value = tc["libcuda-link"].path  # Triton then never runs /sbin/ldconfig
+        if spec.kind == "driver" and value is None and link is not None:
+            value = link.path  # Triton then never runs /sbin/ldconfig
         settings.append(
             {
                 "component": spec.name,
@@ -83,13 +94,16 @@ def plan_of(tc: Toolchain) -> Plan:
                 "used_by": spec.used_by,
             }
         )
+    pending: list[Part] = [
+        p for p in PARTS if p != "import" and not part_components(p) <= tc.choices.keys()
+    ]
     return {
         "toolchain": tc.to_dict(),
         "history": True,
         "settings": settings,
-        "driver": tc.choices["libcuda"].path if "libcuda" in tc.choices else None,
-        "link": tc.choices["libcuda-link"].path if "libcuda-link" in tc.choices else None,
-        "torch": _torch_part(tc) if tc.choices.keys() >= TORCH_PART else None,
+        "drivers": drivers,
+        "pending": pending,
+        "torch": None if "torch" in pending else _torch_part(tc),
     }
 
 
@@ -114,65 +128,50 @@ def _torch_part(tc: Toolchain) -> TorchPart:
     return {"CXX": cxx, "CPATH": cpath, "CUDA_HOME": _shim_found(tc["cuda-home"])}
 
 
-# What Triton reads only when it takes it: ptxas-blackwell for a target from its switch
-# on, the SASS dump's tools (``_activate._complete_and_apply`` resolves them then).
-TAKEN_LATER = TARGET_ONLY | SASS_ONLY
-# What a plan holds (``resolve_plan``): every component; what `import triton` needs (all
-# but ``TORCH_ONLY``, ``LAUNCHER_ONLY`` and ``TAKEN_LATER``: no C++ compiler, OpenMP,
-# CUDA home, C compiler, ``Python.h``, ptxas-blackwell, cuobjdump or nvdisasm asked
-# for); what `import torch` before Triton and ``activate()`` resolve, ``"eager"`` (all
-# but ``TAKEN_LATER``); and each part alone (what ``_activate.with_part`` adds when
-# torch is imported after Triton, before Triton's first launcher build, before its
-# first compile that runs ptxas-blackwell, or before its first SASS dump).
-Scope = Literal["all", "triton", "eager", "torch", "launcher", "target", "sass"]
-_NAMES = frozenset(COMPONENT_NAMES)
-LEFT_OUT: dict[str, frozenset[str]] = {
-    "all": frozenset(),
-    "triton": TORCH_ONLY | LAUNCHER_ONLY | TAKEN_LATER,
-    "eager": TAKEN_LATER,
-    "torch": _NAMES - TORCH_PART,
-    "launcher": _NAMES - LAUNCHER_ONLY,
-    "target": _NAMES - TARGET_ONLY,
-    "sass": _NAMES - SASS_ONLY,
-}
-# Left out of a scope unless a variable names them: a user's setting is checked at once.
-UNLESS_NAMED: dict[str, frozenset[str]] = {
-    "triton": LAUNCHER_ONLY | TAKEN_LATER,
-    "eager": TAKEN_LATER,
-}
-# Left out of a scope unless the manifest names them: a packager's tools are judged at
-# once (their versions are recorded: no process runs), and Triton's knobs and variables
-# hold them from the import on.
-UNLESS_IN_MANIFEST: dict[str, frozenset[str]] = {"triton": TAKEN_LATER, "eager": TAKEN_LATER}
+def left_out(parts: tuple[Part, ...], host: Host) -> frozenset[str]:
+    """What a resolution of ``parts`` leaves out on ``host``: the components of no part
+    of ``parts``. A resolution at the import (``"import"`` among them) keeps those of
+    the parts of ``AT_IMPORT_IF_NAMED`` that a variable names (each read is a fact of
+    the record)."""
+    wanted = set(parts)
+    out = {spec.name for spec in COMPONENTS if not wanted.intersection(spec.parts)}
+    if "import" in wanted:
+        out -= {
+            spec.name
+            for spec in COMPONENTS
+            if AT_IMPORT_IF_NAMED.intersection(spec.parts)
+            and any(host.environ.get(v) for v in (spec.variable, *spec.also_read) if v)
+        }
+    return frozenset(out)
 
 
-def left_out(scope: Scope, host: Host) -> frozenset[str]:
-    """What ``scope`` leaves out on ``host`` (``LEFT_OUT``, less what ``UNLESS_NAMED``
-    keeps because one of its variables is set: each read is a fact of the record)."""
-    named = {
-        spec.name
-        for spec in COMPONENTS
-        if spec.name in UNLESS_NAMED.get(scope, ())
-        and any(host.environ.get(v) for v in (spec.variable, *spec.also_read) if v)
-    }
-    return LEFT_OUT[scope] - named
+def in_manifest_at_import(parts: tuple[Part, ...]) -> frozenset[str]:
+    """What a resolution of ``parts`` takes all the same where the manifest names it:
+    at the import, the components of the parts of ``AT_IMPORT_IF_IN_MANIFEST``."""
+    if "import" not in parts:
+        return frozenset()
+    return frozenset(s.name for s in COMPONENTS if AT_IMPORT_IF_IN_MANIFEST.intersection(s.parts))
 
 
 def resolve_plan(
     arch: int | None,
     environ: Mapping[str, str],
     *,
-    scope: Scope = "all",
+    parts: tuple[Part, ...] | None = None,
     mapped: list[str] | None = None,
 ) -> tuple[Plan, Any]:
-    """Resolve ``scope`` for this process with ``environ``: the plan and the facts it
-    rests on. ``mapped``: the drivers mapped into this process, as the caller has just
-    read them (``Host.mapped``; ``None``: read again)."""
+    """Resolve the components of ``parts`` (``left_out``; ``None``: every part) for this
+    process with ``environ``: the plan and the facts it rests on. ``mapped``: the
+    drivers mapped into this process, as the caller has just read them (``Host.mapped``;
+    ``None``: read again)."""
+    parts = PARTS if parts is None else parts
     with recording() as facts:  # the host's facts (Triton's package) included
         host = Host.current(environ, mapped=None if mapped is None else tuple(mapped))
-        unless = UNLESS_IN_MANIFEST.get(scope, frozenset())
         tc = resolve_all(
-            arch, host=host, leave_out=left_out(scope, host), unless_in_manifest=unless
+            arch,
+            host=host,
+            leave_out=left_out(parts, host),
+            unless_in_manifest=in_manifest_at_import(parts),
         )
         plan = plan_of(tc)
     return plan, facts
@@ -184,9 +183,9 @@ def full_toolchain(plan: Plan) -> Toolchain:
     plan from an activation record has none: resolved again for this process's user
     environment (nothing has changed, or the record would not have been reused), the
     driver the shim loaded not counted as one loaded by someone else; the plan's own
-    when that fails. A plan without some part (`import triton`'s leaves out torch's and
-    the launcher's) is resolved again too, whole."""
-    if plan["history"] and plan["toolchain"]["components"].keys() >= set(COMPONENT_NAMES):
+    when that fails. A plan with a part pending (`import triton`'s leaves torch's and the
+    launcher's pending) is resolved again too, whole."""
+    if plan["history"] and not plan["pending"]:
         return Toolchain.from_dict(plan["toolchain"])
     arch = plan["toolchain"].get("arch")
     host = Host.current(user_environ()).replace(loaded_by_shim=loaded_by_shim())

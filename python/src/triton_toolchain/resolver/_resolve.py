@@ -372,9 +372,9 @@ def resolve_all(
 ) -> Toolchain:
     """Resolve every component for ``sm_<arch>`` on ``host`` (default: this process),
     keeping a wrong explicit setting in its component's ``Choice.error``; those named in
-    ``leave_out`` are not looked for and are absent from the result (``_catalog.TORCH_ONLY``
-    on `import triton`: nothing else depends on them), but for those of
-    ``unless_in_manifest`` that the manifest names (``_plan.UNLESS_IN_MANIFEST``).
+    ``leave_out`` are not looked for and are absent from the result (the parts a plan
+    leaves pending, ``_plan.left_out``: nothing else depends on them), but for those of
+    ``unless_in_manifest`` that the manifest names (``_plan.in_manifest_at_import``).
 
     Raises ``SettingError`` for a wrong ``arch`` or ``TRITON_TOOLCHAIN_MANIFEST`` and
     ``ManifestError`` for a manifest that cannot be used.

@@ -20,12 +20,14 @@ code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
 
 1. resolve, or reuse the activation record of an earlier process whose every observed
    fact still holds (``_record``: a few hundred ``stat`` calls instead of the resolver).
-   ``import triton`` resolves without torch's part (the C++ compiler, OpenMP, the CUDA
-   home: ``_plan.LEFT_OUT``), which ``import torch`` adds, so a process that never
-   imports torch runs none of its tools, and without the launcher's (the C compiler,
-   ``Python.h``, unless a variable names them), which Triton's first launcher build
-   adds; processes that miss at once resolve one at a
-   time, the others reading the first one's record (``_observe.resolving_alone``);
+   ``import triton`` resolves only the import's part of the plan (``_catalog.Part``);
+   the others stay pending in the plan (``plan["pending"]``) and ``complete`` adds each
+   when it is first needed: torch's (the C++ compiler, OpenMP, the CUDA home) at
+   ``import torch``, so a process that never imports torch runs none of its tools; the
+   launcher's (the C compiler, ``Python.h``) at Triton's first launcher build; the
+   target's and the SASS dump's when Triton is about to take their tools. Processes
+   that miss at once resolve one at a time, the others reading the first one's record
+   (``_observe.resolving_alone``);
 2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
    every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
    Triton, CuPy or ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped
@@ -66,12 +68,12 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _record
+from ._backends import BACKENDS
 from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
-from ._schema import Plan
+from ._schema import Part, Plan
 
-if TYPE_CHECKING:  # the resolver's, and the adapter's, loaded once Triton is imported
+if TYPE_CHECKING:  # the resolver's, loaded on a miss only
     from ..resolver._model import Toolchain
-    from ..resolver._plan import Scope
     from ._triton import TritonState
 
 Mode = Literal["knobs", "environ", "pending", "off"]
@@ -104,14 +106,13 @@ MARK = "_triton_toolchain_hook"
 # over for them.
 STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
 DRIVER_USERS = frozenset(STUB_NAMES)
-# Watched once the finder is installed: those, Triton's NVIDIA backend modules (3.0-3.3
-# import them late), and the torch modules the torch adapter applies to
-# (``_torch.WATCHED``).
+# Watched once the finder is installed: those, the modules of Triton's backends
+# (``_backends``; 3.0-3.3 import them late), and the torch modules the torch adapter
+# applies to (``_torch.WATCHED``).
 WATCHED = frozenset(
     {
         *STUB_NAMES,
-        "triton.backends.nvidia.compiler",
-        "triton.backends.nvidia.driver",
+        *(f"{b.triton_package}.{m}" for b in BACKENDS.values() for m in ("compiler", "driver")),
         "torch.utils.cpp_extension",
         "torch._inductor.cpp_builder",
         "torch._inductor.codecache",
@@ -305,9 +306,12 @@ class Activation:
         )
 
 
-# The parts of a plan that look at no driver (``_plan.LEFT_OUT`` leaves it out): resolved
-# and kept as a record even where a driver is mapped.
-DRIVERLESS = ("torch", "launcher", "target", "sass")
+# The parts of a plan (``_catalog.Part``) a first resolution takes at once; the others
+# stay pending until ``complete``. `import triton`: the import's; `import torch` before
+# Triton, and ``activate()``: torch's and the launcher's too, so that a worker that
+# imports both resolves once.
+AT_TRITON: tuple[Part, ...] = ("import",)
+AT_TORCH: tuple[Part, ...] = ("import", "torch", "launcher")
 
 
 class _State:
@@ -351,35 +355,36 @@ def _plan_now() -> Plan:
         return _STATE.plan
 
 
-def resolved_plan(arch: int | None, scope: Scope = "all") -> Plan:
-    """The plan of ``scope`` (``_plan.Scope``) for ``arch`` and the user's environment:
+def resolved_plan(arch: int | None, parts: tuple[Part, ...] | None = None) -> Plan:
+    """The plan of ``parts`` (``_catalog.Part``; ``None``: every part) for ``arch`` and
+    the user's environment:
     remembered in this process, else from a valid activation record, else resolved (and
     recorded)."""
     environ = user_environ()
-    inputs = (arch, scope, tuple(sorted(environ.items())))
+    inputs = (arch, parts, tuple(sorted(environ.items())))
     if _STATE.memo is not None and _STATE.memo[0] == inputs:
         _STATE.mapped = None  # not read now: the driver load reads it again
         return _STATE.memo[1]
-    key = _record.identity(arch, scope)
-    # What this process loaded is no fact of the machine: with a driver mapped, resolve
-    # (torch's part and the launcher's look at no driver).
+    key = _record.identity(arch, "all" if parts is None else " ".join(parts))
+    # What this process loaded is no fact of the machine: with a driver mapped, resolve.
+    # A pending part holds no driver (the import's does), so it is kept all the same.
     _STATE.mapped = loaded_drivers()
-    mapped = bool(_STATE.mapped) and scope not in DRIVERLESS
+    mapped = bool(_STATE.mapped) and (parts is None or "import" in parts)
     if mapped:
         # Another driver is in the process: this resolution is its own, never kept.
         from ..resolver._plan import resolve_plan  # noqa: PLC0415  a miss only
 
-        plan = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)[0]
+        plan = resolve_plan(arch, environ, parts=parts, mapped=_STATE.mapped)[0]
     else:
         # The record checks a plan against its schema (``_schema.Plan``) before it returns one.
         kept = _record.lookup(key, environ)
-        plan = kept if kept is not None else _resolve_and_store(key, arch, scope, environ)
+        plan = kept if kept is not None else _resolve_and_store(key, arch, parts, environ)
     _STATE.memo = (inputs, plan)
     return plan
 
 
 def _resolve_and_store(
-    key: list[Any], arch: int | None, scope: Scope, environ: Mapping[str, str]
+    key: list[Any], arch: int | None, parts: tuple[Part, ...] | None, environ: Mapping[str, str]
 ) -> Plan:
     """Resolve and keep the record, one process at a time (``_observe.resolving_alone``).
     The record is looked up again once the lock is held: another process may have stored
@@ -392,23 +397,28 @@ def _resolve_and_store(
         if plan is None:
             from ..resolver._plan import resolve_plan, without_history  # noqa: PLC0415  a miss only
 
-            plan, facts = resolve_plan(arch, environ, scope=scope, mapped=_STATE.mapped)
+            plan, facts = resolve_plan(arch, environ, parts=parts, mapped=_STATE.mapped)
             store(key, facts, without_history(plan), environ)
         return plan
 
 
 def _load_driver(plan: Plan) -> None:
-    """Load the plan's driver by its absolute path, once."""
-    path = plan["driver"]
-    if path is None or SHIM.driver is not None:
+    """Load the plan's drivers (one per backend) by their absolute paths, once."""
+    if SHIM.driver is not None:
         return
     notes = []
-    try:
-        SHIM.driver = preload_driver(path, _STATE.mapped)
-    except (OSError, ValueError) as exc:
-        notes.append(f"could not load the driver {path}: {exc}")
-    if SHIM.driver and os.path.realpath(SHIM.driver) != os.path.realpath(path):
-        notes.append(f"this process had already loaded {SHIM.driver}; it is used instead of {path}")
+    for driver in plan["drivers"].values():
+        path = driver["library"]
+        if path is None:
+            continue
+        try:
+            SHIM.driver = preload_driver(path, _STATE.mapped)
+        except (OSError, ValueError) as exc:
+            notes.append(f"could not load the driver {path}: {exc}")
+        if SHIM.driver and os.path.realpath(SHIM.driver) != os.path.realpath(path):
+            notes.append(
+                f"this process had already loaded {SHIM.driver}; it is used instead of {path}"
+            )
     _STATE.driver_notes = tuple(notes)
 
 
@@ -454,22 +464,15 @@ def _apply_triton(plan: Plan) -> Activation:
     if _STATE.triton is None:
         _STATE.triton = TritonState()
     report = Report()
-    mode = apply(
-        _plan_now,
-        _STATE.triton,
-        SHIM.env,
-        report,
-        build_plan=_plan_for_build,
-        complete=_complete_and_apply,
-    )
+    mode = apply(_plan_now, _STATE.triton, SHIM.env, report, complete=complete)
     return _activation(mode, plan, report)
 
 
 def with_part(plan: Plan, part: Plan) -> Plan:
-    """``plan`` completed with ``part`` (scope ``"torch"``, ``"launcher"``, ...): the
-    settings and components that ``plan`` lacks, and torch's part where ``part`` has it.
-    What ``plan`` already handed to Triton stays as it was. Plain data, here: a hit loads
-    none of ``_plan``."""
+    """``plan`` completed with ``part`` (a plan of one of its pending parts): the
+    settings and components that ``plan`` lacks, and torch's part where ``part`` has it;
+    pending, what neither holds. What ``plan`` already handed to Triton stays as it
+    was. Plain data, here: a hit loads none of ``_plan``."""
     have = {s["component"] for s in plan["settings"]}
     components = plan["toolchain"]["components"]
     return {
@@ -486,73 +489,40 @@ def with_part(plan: Plan, part: Plan) -> Plan:
             *plan["settings"],
             *(s for s in part["settings"] if s["component"] not in have),
         ],
+        "pending": [p for p in plan["pending"] if p in part["pending"]],
         "torch": part["torch"] if part["torch"] is not None else plan["torch"],
     }
 
 
-def _completed(scope: Scope) -> tuple[str, ...]:
-    """The plan in force completed with ``scope``'s part (``with_part``); what is worth a
-    warning in that part."""
-    plan = _STATE.plan
-    if plan is None:
-        return ()
-    _STATE.plan = with_part(plan, resolved_plan(plan["toolchain"].get("arch"), scope))
-    added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))
-    last = _STATE.last
-    if last is not None and last.plan is plan:
-        notes = (*last.notes, *added)
-        _STATE.last = Activation(
-            last.mode, _STATE.plan, last.applied, last.kept, last.driver, notes
-        )
-    return added
+def complete(part: Part) -> tuple[str, ...]:
+    """Complete the plan in force with ``part`` where it is pending (``plan["pending"]``):
+    its plan taken from a record or resolved (``resolved_plan``, kept even where a
+    driver is mapped: a pending part holds none), merged (``with_part``), and applied to
+    Triton again where it brings a setting Triton has a knob for (ptxas-blackwell, the
+    SASS tools), so that Triton's knob or variable holds it when Triton reads it.
+    Returns what is worth a warning in that part.
 
-
-def _complete_for_torch() -> tuple[str, ...]:
-    """A plan made without torch's part (``import triton`` first) completed with it, now
-    that torch is imported; what is worth a warning in that part."""
-    plan = _STATE.plan
-    if plan is None or plan["torch"] is not None:
-        return ()
-    return _completed("torch")
-
-
-# What ``_plan.LAUNCHER_ONLY`` names (the C compiler, ``Python.h``): a plan that has
-# them needs nothing more for a launcher build. (``_activate`` does not import the
-# catalog on a hit; tests/test_cold.py checks the two agree.)
-LAUNCHER_PART = frozenset({"cc", "python-headers"})
-
-
-def _plan_for_build() -> Plan:
-    """The plan in force, completed before a launcher build with the launcher's part that
-    `import triton` left out (``_plan.LEFT_OUT``); its errors are raised by the build."""
+    Called when torch is imported (``"torch"``), before Triton's first launcher build
+    (``"launcher"``: ``_triton.LauncherBuild``), and by the guarded lookups before
+    Triton takes ptxas-blackwell for a target (``"target"``: ``get_ptxas``) or cuobjdump
+    for a SASS dump (``"sass"``: ``tools.disasm.path_to_cuobjdump``)."""
     with LOCK:
-        plan = _plan_now()
-        if plan["toolchain"]["components"].keys() >= LAUNCHER_PART:
-            return plan
-        _completed("launcher")
-        return _plan_now()
-
-
-# What Triton reads only when it takes them, by the scope that resolves them:
-# ``_catalog.TARGET_ONLY`` (ptxas-blackwell) and ``SASS_ONLY`` (copied as
-# ``LAUNCHER_PART`` is).
-APPLIED_LATER: dict[str, frozenset[str]] = {
-    "target": frozenset({"ptxas-blackwell"}),
-    "sass": frozenset({"cuobjdump", "nvdisasm"}),
-}
-
-
-def _complete_and_apply(scope: Literal["target", "sass"]) -> None:
-    """Complete the plan in force with ``scope``'s part, which the import left out
-    (``_plan.LEFT_OUT``), and apply it to Triton again, so that its knobs or variables
-    hold it: called by the guarded lookups before Triton takes one of them
-    (``_triton``: ``get_ptxas`` for ptxas-blackwell, ``tools.disasm.path_to_cuobjdump``
-    for the SASS dump's)."""
-    with LOCK:
-        if _plan_now()["toolchain"]["components"].keys() >= APPLIED_LATER[scope]:
-            return
-        _completed(scope)
-        _STATE.last = _apply_triton(_plan_now())
+        plan = _STATE.plan
+        if plan is None or part not in plan["pending"]:
+            return ()
+        _STATE.plan = with_part(plan, resolved_plan(plan["toolchain"].get("arch"), (part,)))
+        added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))
+        last = _STATE.last
+        if last is not None and last.plan is plan:
+            notes = (*last.notes, *added)
+            _STATE.last = Activation(
+                last.mode, _STATE.plan, last.applied, last.kept, last.driver, notes
+            )
+        have = {s["component"] for s in plan["settings"]}
+        knobs = [s for s in _STATE.plan["settings"] if s["component"] not in have and s["knob"]]
+        if knobs and _STATE.triton is not None:
+            _STATE.last = _apply_triton(_STATE.plan)
+        return added
 
 
 def _apply_torch(name: str, *, finished: bool) -> None:
@@ -586,8 +556,8 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
     of one component is not raised here: it is in ``notes``, and the step that uses the
     component raises it; a component that is merely missing makes that step raise
     ``MissingComponentError``. What Triton reads only when it takes it (ptxas-blackwell,
-    cuobjdump, nvdisasm: ``APPLIED_LATER``) is resolved and applied then, as after the
-    hook's activation.
+    cuobjdump, nvdisasm: the plan's pending ``target`` and ``sass`` parts) is resolved
+    and applied then (``complete``), as after the hook's activation.
 
     Example::
 
@@ -608,7 +578,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
 
             plan = plan_of(toolchain)
         else:
-            plan = resolved_plan(arch, "eager")  # as `import torch` resolves: one record
+            plan = resolved_plan(arch, AT_TORCH)  # as `import torch` resolves: one record
         _STATE.plan, _STATE.requested = plan, True
         _load_driver(plan)
         # Also after `import triton`: Triton 3.0-3.3 import backend modules later.
@@ -636,7 +606,7 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         warnings: tuple[str, ...] = ()
         if not finished and name in DRIVER_USERS and _STATE.plan is None:
             # torch's part only for torch (what no other import needs: no process for it).
-            _STATE.plan = resolved_plan(None, "eager" if name == "torch" else "triton")
+            _STATE.plan = resolved_plan(None, AT_TORCH if name == "torch" else AT_TRITON)
             _load_driver(_STATE.plan)
             warnings = _errors(_STATE.plan)
             pending = "applied to Triton when it is imported"
@@ -644,7 +614,7 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         if _STATE.plan is None:
             return warnings
         if name == "torch" or name.startswith("torch."):
-            warnings += _complete_for_torch()
+            warnings += complete("torch")
             _apply_torch(name, finished=finished)
         elif finished and name == "triton":
             _STATE.triton_ready = _STATE.requested = True

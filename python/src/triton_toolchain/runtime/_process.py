@@ -1,6 +1,6 @@
 """What every layer of the shim needs of this process: the replacements made in it
 (``Patches``, each replacement carrying the original as ``ORIGINAL``), what one
-application did (``Report``), the NVIDIA drivers mapped into it (``loaded_drivers``)
+application did (``Report``), the GPU drivers mapped into it (``loaded_drivers``)
 and loading one by its absolute path (``preload_driver``), and the user's own
 environment (``user_environ``: ``os.environ`` without the values the shim wrote).
 
@@ -16,6 +16,8 @@ import os
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from ._backends import BACKENDS
 
 Namespace = dict[str, Any]  # a module's globals, as Triton's functions see them
 
@@ -58,7 +60,8 @@ MAPS_CHUNK = 1 << 16  # a larger buffer costs more to allocate than the reads it
 
 
 def loaded_drivers(maps: str = MAPS) -> list[str]:
-    """Paths of the ``libcuda.so*`` files mapped into this process, in the order they
+    """Paths of the drivers' files (``libcuda.so*``: ``drivers_in``) mapped into this
+    process, in the order they
     appear in ``maps`` (``/proc/self/maps``; discovery reads it under its host's root,
     ``Host.mapped_drivers``); none where it cannot be read."""
     try:
@@ -80,16 +83,21 @@ def loaded_drivers(maps: str = MAPS) -> list[str]:
     return drivers_in(b"".join(chunks))
 
 
-def drivers_in(text: bytes) -> list[str]:
-    """The ``libcuda.so*`` paths in the bytes of a ``/proc/PID/maps`` file, in order,
+# What every file of a backend's driver is named from (``Backend.driver_stem``).
+DRIVER_STEMS = tuple(backend.driver_stem for backend in BACKENDS.values())
+
+
+def drivers_in(text: bytes, stems: tuple[str, ...] = DRIVER_STEMS) -> list[str]:
+    """The paths of the drivers' files in the bytes of a ``/proc/PID/maps`` file (those
+    whose name starts with one of ``stems``, each backend's: ``libcuda.so*``), in order,
     each once (any bytes: a path may hold any byte but NUL and newline)."""
-    if b"/libcuda.so" not in text:
+    if not any(f"/{stem}".encode() in text for stem in stems):
         return []
     found: dict[str, None] = {}
     for line in text.decode("utf-8", "surrogateescape").splitlines():
         fields = line.split(None, 5)
         path = fields[5] if len(fields) == 6 else ""
-        if os.path.basename(path).startswith("libcuda.so"):
+        if os.path.basename(path).startswith(stems):
             found[path] = None
     return list(found)
 

@@ -270,7 +270,7 @@ ROOMS = ("", "runtime", "resolver", "cli")
 
 def identity(arch: int | None, scope: str = "all") -> list[Any]:
     """What a record is only valid for: this interpreter, its import path, this user
-    and groups, the target architecture, the components resolved (``_plan.Scope``), and
+    and groups, the target architecture, the parts of the plan resolved (``_catalog.Part``), and
     the shim's own files."""
     package = os.path.dirname(os.path.dirname(__file__))  # triton_toolchain/
     return [

@@ -17,6 +17,11 @@ from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 UsedBy = Literal["compile", "build", "inductor", "extension"]
+# When a component is first needed (``_catalog.Component.parts``): at the import, torch's
+# part at `import torch`, the launcher's at Triton's first launcher build, the compile
+# target's at the first compile that runs ptxas-blackwell, the SASS tools' at the first
+# SASS dump. A plan's ``pending`` lists the later parts it does not hold yet.
+Part = Literal["import", "torch", "launcher", "target", "sass"]
 
 
 class Rejection(TypedDict):
@@ -72,15 +77,25 @@ class TorchPart(TypedDict):
     CUDA_HOME: str | None
 
 
+class Driver(TypedDict):
+    """One backend's driver: the library loaded at run time, the directory the launcher
+    links against, and whether the user's variable names it (``None``: not found)."""
+
+    library: str | None
+    link: str | None
+    user: bool
+
+
 class Plan(TypedDict):
-    """A plan (``_plan``'s docstring). ``torch``: ``None`` in a plan made without
-    torch's part (scope ``"triton"``)."""
+    """A plan (``_plan``'s docstring): ``drivers`` per backend (``_backends``);
+    ``pending``, the later parts it does not hold yet; ``torch``: ``None`` while torch's
+    part is pending."""
 
     toolchain: ToolchainData
     history: bool
     settings: list[Setting]
-    driver: str | None
-    link: str | None
+    drivers: dict[str, Driver]
+    pending: list[Part]
     torch: TorchPart | None
 
 

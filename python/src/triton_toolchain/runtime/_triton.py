@@ -17,10 +17,14 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   child processes see the same values.
 - Triton 3.0 to 3.3: the environment (``_legacy``), and ``driver._build`` replaced by
   the launcher build (``replace_build``).
-- What a plan leaves to when Triton takes it (ptxas-blackwell; cuobjdump and nvdisasm,
-  ``_catalog.TARGET_ONLY``, ``SASS_ONLY``): the guarded ``get_ptxas`` and
-  ``tools.disasm.path_to_cuobjdump`` (3.2+, ``guard_sass``) have the activation complete
-  the plan and apply it again first (``complete``), then Triton's lookup reads it.
+- What a plan leaves pending until Triton takes it (ptxas-blackwell, part ``target``;
+  cuobjdump and nvdisasm, part ``sass``: ``_catalog.Part``): the guarded ``get_ptxas``
+  and ``tools.disasm.path_to_cuobjdump`` (3.2+, ``guard_sass``) have the activation
+  complete the plan and apply it again first (``complete``), then Triton's lookup reads
+  it; the launcher build completes the launcher's part first (``LauncherBuild``).
+- Each backend of ``_backends.BACKENDS`` present: its knob group's knobs, its
+  ``compiler`` and ``driver`` modules' lookups (those a backend lacks are skipped), its
+  driver from the plan's ``drivers``.
 - Every release that has it (3.3 and newer; ``TritonRelease.ptxas_lookup``):
   ``compiler.get_ptxas`` (through which Triton picks the ptxas it hashes, takes the PTX
   version from, and runs) is wrapped, with the signature it has: it raises the shim's error for a
@@ -56,16 +60,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ._backends import BACKENDS
 from ._process import ORIGINAL, Namespace, Patches, Report
-from ._schema import Plan
+from ._schema import Part, Plan
 
 PlanGetter = Callable[[], Plan]
-# Completes and applies the plan with a part Triton reads only when it takes it
-# (``_activate._complete_and_apply``).
-Complete = Callable[[Literal["target", "sass"]], None]
+# Completes the plan in force with a pending part (``_activate.complete``).
+Complete = Callable[[Part], object]
 
-COMPILER = "triton.backends.nvidia.compiler"
-DRIVER_MODULE = "triton.backends.nvidia.driver"
 BUILD = "triton.runtime.build"
 RUNTIME_DRIVER = "triton.runtime.driver"
 # Triton's lru_caches that hold toolchain lookups, per module.
@@ -95,26 +97,29 @@ def _class_globals(cls: object) -> Namespace | None:
     return None
 
 
-def namespaces(kind: Literal["compiler", "driver"]) -> list[tuple[str, Namespace]]:
-    """The global namespaces of Triton's NVIDIA ``compiler`` or ``driver`` module, as
-    already imported (nothing is imported here).
+def namespaces(
+    kind: Literal["compiler", "driver"], backend: str | None = None
+) -> list[tuple[str, Namespace]]:
+    """The global namespaces of the ``compiler`` or ``driver`` module of Triton's
+    ``backend`` (``None``: of each of ``_backends.BACKENDS``), as already imported
+    (nothing is imported here).
 
-    Usually one: ``sys.modules["triton.backends.nvidia.<kind>"]``. Triton 3.0-3.3 load the
-    backend's modules a second time, anonymously (``_discover_backends`` runs
+    Usually one per backend: ``sys.modules["triton.backends.nvidia.<kind>"]``. Triton 3.0-3.3
+    load the backend's modules a second time, anonymously (``_discover_backends`` runs
     ``spec_from_file_location("nvidia", ...)`` and never registers them), and compile and
     launch with those: their namespace is reached through the classes in
     ``triton.backends.backends["nvidia"]``.
     """
     found: list[tuple[str, Namespace]] = []
-    module = sys.modules.get(COMPILER if kind == "compiler" else DRIVER_MODULE)
-    if module is not None:
-        found.append((module.__name__, vars(module)))
     registry = getattr(sys.modules.get("triton.backends"), "backends", None)
-    backend = registry.get("nvidia") if isinstance(registry, dict) else None
-    cls = getattr(backend, kind, None)
-    namespace = _class_globals(cls) if cls is not None else None
-    if namespace is not None and all(namespace is not ns for _, ns in found):
-        found.append((f"triton.backends.backends['nvidia'].{kind}", namespace))
+    for name in BACKENDS if backend is None else (backend,):
+        module = sys.modules.get(f"{BACKENDS[name].triton_package}.{kind}")
+        if module is not None:
+            found.append((module.__name__, vars(module)))
+        cls = getattr(registry.get(name) if isinstance(registry, dict) else None, kind, None)
+        namespace = _class_globals(cls) if cls is not None else None
+        if namespace is not None and all(namespace is not ns for _, ns in found):
+            found.append((f"triton.backends.backends[{name!r}].{kind}", namespace))
     return found
 
 
@@ -144,10 +149,13 @@ class LauncherBuild:
     """The callable given to ``triton.knobs.build.impl`` (and, on 3.0-3.3, put in place
     of ``driver._build``): ``impl(name, src, srcdir, library_dirs, include_dirs,
     libraries) -> path of the .so``, built with the plan's toolchain (``_build``) at
-    every call, so a later activation applies to the next build."""
+    every call, so a later activation applies to the next build; the launcher's part of
+    the plan completed first where it is pending (``complete``; its errors are raised
+    by the build)."""
 
-    def __init__(self, plan: PlanGetter) -> None:
+    def __init__(self, plan: PlanGetter, complete: Complete | None = None) -> None:
         self._plan = plan
+        self._complete = complete
 
     def __call__(
         self,
@@ -161,6 +169,8 @@ class LauncherBuild:
     ) -> str:
         from ..resolver._build import build_module  # noqa: PLC0415  the builder: at a build only
 
+        if self._complete is not None:
+            self._complete("launcher")
         return build_module(self._plan(), name, src, srcdir, library_dirs, include_dirs, libraries)
 
     def __repr__(self) -> str:
@@ -183,8 +193,8 @@ def apply_knobs(
     this process wrote (Triton's ``propagate_env`` writes them for us)."""
     for setting in plan["settings"]:
         knob, variable, value = setting["knob"], setting["variable"], setting["value"]
-        if knob is None or variable is None or not knob.startswith("nvidia."):
-            continue  # (every knob of the catalog's has its variable)
+        if knob is None or variable is None or knob.partition(".")[0] not in BACKENDS:
+            continue  # a backend's knobs only (every knob of the catalog's has its variable)
         target = _knob_target(knobs, knob)
         if target is None:
             continue
@@ -221,10 +231,12 @@ def apply_knobs(
         report.applied[f"knobs.{knob}"] = value
 
 
-def apply_impl(knobs: Any, plan: PlanGetter, state: TritonState, report: Report) -> None:
+def apply_impl(
+    knobs: Any, plan: PlanGetter, state: TritonState, report: Report, complete: Complete | None
+) -> None:
     """``knobs.build.impl``: the launcher build, unless someone else's is there."""
     if state.impl is None:
-        state.impl = LauncherBuild(plan)
+        state.impl = LauncherBuild(plan, complete)
     current = knobs.build.impl
     if current is not None and current is not state.impl:
         report.kept["knobs.build.impl"] = f"assigned by the user ({current!r})"
@@ -255,10 +267,14 @@ def _checked(check: Callable[[], Exception | None]) -> Exception | None:
         return None
 
 
-def _complete_first(complete: Complete | None, scope: Literal["target", "sass"]) -> None:
-    """``complete(scope)``, its error raised (``_checked``)."""
+def _complete_first(complete: Complete | None, part: Part) -> None:
+    """``complete(part)``, its error raised (``_checked``)."""
     if complete is not None:
-        error = _checked(lambda: complete(scope))
+
+        def check() -> None:
+            complete(part)
+
+        error = _checked(check)
         if error is not None:
             raise error
 
@@ -274,7 +290,7 @@ def guard_get_ptxas(
     ``TritonRelease.ptxas_lookup``), or raising the shim's error
     (``_guards.ptxas_error``); the target is known where Triton passes it. Where Triton
     is about to take ptxas-blackwell for it, ``complete`` first completes and applies
-    the plan with it (`import triton` leaves it out: ``_catalog.TARGET_ONLY``)."""
+    the plan with it (`import triton` leaves its part, ``target``, pending)."""
 
     @functools.wraps(original)
     def get_ptxas(*args: object, **kwargs: object) -> object:
@@ -364,8 +380,8 @@ DISASM = "triton.tools.disasm"
 def guard_sass(original: Callable[..., object], complete: Complete) -> Callable[..., object]:
     """``tools.disasm.path_to_cuobjdump`` (3.2+, which ``get_sass``, behind
     ``kernel.asm["sass"]``, calls by name): ``complete`` first completes and applies the
-    plan with the SASS dump's tools (`import triton` leaves them out:
-    ``_catalog.SASS_ONLY``), then Triton's own lookup answers."""
+    plan with the SASS dump's tools (`import triton` leaves their part, ``sass``,
+    pending), then Triton's own lookup answers."""
 
     @functools.wraps(original)
     def path_to_cuobjdump(*args: object, **kwargs: object) -> object:
@@ -469,9 +485,8 @@ def patch_sass(state: TritonState, report: Report, complete: Complete) -> None:
 def patch_lookups(
     plan: PlanGetter, state: TritonState, report: Report, complete: Complete | None = None
 ) -> None:
-    """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete``); without a driver,
-    replace ``libcuda_dirs`` (also without a link directory) and the by-name driver
-    probe; with one, put Triton's back."""
+    """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete``), and the driver's
+    lookups (``patch_driver_lookups``)."""
     for where, namespace in namespaces("compiler"):
 
         def make(original: Any, namespace: Namespace = namespace) -> object:
@@ -491,24 +506,37 @@ def patch_lookups(
             report.applied[f"patch:{where}._path_to_binary"] = (
                 "refuses a ptxas that does not fit (3.0-3.2)"
             )
-    current = plan()
-    libcuda = next((s for s in current["settings"] if s["component"] == "libcuda"), None)
-    user_set = bool(libcuda and libcuda["user"])
-    for where, namespace in namespaces("driver"):
-        if current["driver"] is not None or user_set:
-            state.patches.unpatch(where, namespace, "_cuda_driver_is_active")
-        elif state.patches.patch(where, namespace, "_cuda_driver_is_active", no_driver_probe):
-            report.applied[f"patch:{where}._cuda_driver_is_active"] = (
-                "no driver found: nothing loads libcuda.so.1 by bare name"
-            )
-        if current["driver"] is not None or current["link"] is not None or user_set:
-            state.patches.unpatch(where, namespace, "libcuda_dirs")
-        elif state.patches.patch(where, namespace, "libcuda_dirs", lambda _o: no_driver_dirs(plan)):
-            report.applied[f"patch:{where}.libcuda_dirs"] = (
-                "explains the missing driver instead of running ldconfig"
-            )
+    patch_driver_lookups(plan, state, report)
+
+
+def patch_driver_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
+    """For each backend without a driver (``plan["drivers"]``), replace ``libcuda_dirs``
+    (also without a link directory), the by-name driver probe and, where no backend
+    has one, Triton's driver selection; with one, put Triton's back."""
+    drivers = plan()["drivers"]
+    for backend in BACKENDS:
+        driver = drivers.get(backend)
+        found = driver is not None and (driver["library"] is not None or driver["user"])
+        linked = found or (driver is not None and driver["link"] is not None)
+        for where, namespace in namespaces("driver", backend):
+            if found:
+                state.patches.unpatch(where, namespace, "_cuda_driver_is_active")
+            elif state.patches.patch(where, namespace, "_cuda_driver_is_active", no_driver_probe):
+                report.applied[f"patch:{where}._cuda_driver_is_active"] = (
+                    f"no driver found: nothing loads {BACKENDS[backend].driver_soname} by bare name"
+                )
+            if linked:
+                state.patches.unpatch(where, namespace, "libcuda_dirs")
+            elif state.patches.patch(
+                where, namespace, "libcuda_dirs", lambda _o: no_driver_dirs(plan)
+            ):
+                report.applied[f"patch:{where}.libcuda_dirs"] = (
+                    "explains the missing driver instead of running ldconfig"
+                )
+    # Triton selects the one active driver among its backends': none found, none active.
+    found_any = any(d["library"] is not None or d["user"] for d in drivers.values())
     for where, namespace, attr in driver_selection():
-        if current["driver"] is not None or user_set:
+        if found_any:
             state.patches.unpatch(where, namespace, attr)
         elif state.patches.patch(where, namespace, attr, no_driver_selection(plan)):
             report.applied[f"patch:{where}.{attr}"] = (
@@ -533,14 +561,16 @@ def driver_selection() -> list[tuple[str, Namespace, str]]:
     return found
 
 
-def replace_build(plan: PlanGetter, state: TritonState, report: Report) -> None:
+def replace_build(
+    plan: PlanGetter, state: TritonState, report: Report, complete: Complete | None
+) -> None:
     """Triton 3.0-3.3, which have no ``build.impl``: ``driver._build``, which
     ``compile_module_from_src`` calls by name with the signature ``build.impl`` later
     adopted, becomes the launcher build, but only while it is still Triton's own
     ``triton.runtime.build._build``."""
     triton_build = getattr(sys.modules.get(BUILD), "_build", None)
     if state.impl is None:
-        state.impl = LauncherBuild(plan)
+        state.impl = LauncherBuild(plan, complete)
     impl = state.impl
     for where, namespace in namespaces("driver"):
         if "_build" not in namespace:
@@ -557,26 +587,23 @@ def apply(
     env: dict[str, str],
     report: Report,
     *,
-    build_plan: PlanGetter | None = None,
     complete: Complete | None = None,
 ) -> Literal["knobs", "environ"]:
     """Apply the plan to the imported Triton; the mode used (``"knobs"``/``"environ"``).
-    ``build_plan``: the plan a launcher build uses (default ``plan``; the activation's
-    completes it with what `import triton` left out first). ``complete``: called before
-    Triton takes ptxas-blackwell for a target (``guard_get_ptxas``) or cuobjdump for a
-    SASS dump (``guard_sass``)."""
-    build_plan = build_plan or plan
+    ``complete``: completes the plan with a pending part (``_activate.complete``), called
+    before a launcher build (``LauncherBuild``), before Triton takes ptxas-blackwell for
+    a target (``guard_get_ptxas``) or cuobjdump for a SASS dump (``guard_sass``)."""
     knobs = sys.modules.get("triton.knobs")
     mode: Literal["knobs", "environ"]
-    if knobs is not None and hasattr(knobs, "nvidia") and hasattr(knobs, "build"):
+    if knobs is not None and hasattr(knobs, "build") and any(hasattr(knobs, b) for b in BACKENDS):
         apply_knobs(knobs, plan(), state, env, report)
-        apply_impl(knobs, build_plan, state, report)
+        apply_impl(knobs, plan, state, report, complete)
         mode = "knobs"
     else:
         from ._legacy import apply_environ  # noqa: PLC0415  Triton 3.0-3.3 only
 
         apply_environ(plan(), env, report)
-        replace_build(build_plan, state, report)
+        replace_build(plan, state, report, complete)
         mode = "environ"
     patch_lookups(plan, state, report, complete)
     if complete is not None:
