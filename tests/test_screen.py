@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,8 +117,12 @@ def test_a_wrong_cxx_without_torch_is_named_on_the_screen_with_its_value_and_fix
     assert "torch not installed" in done.stdout
     lines = done.stdout.splitlines()
     at = lines.index("error: cxx: CXX='/nonexistent/g++': does not exist")
-    assert lines[at + 1].startswith("  fix: install g++ or clang++")
-    assert "or unset CXX" in " ".join(lines[at + 1 : at + 4])
+    # The fix names what works here: the C++ compiler found without the setting (the
+    # fix was "install g++ or clang++" before fixes named what is found).
+    fix = " ".join(" ".join(lines[at + 1 : at + 4]).split())
+    assert re.match(r"fix: set CXX to /\S+ \(found here, [0-9.]+\) or unset CXX", fix), fix
+    found = fix.split()[4]
+    assert os.access(found, os.X_OK) and "++" in os.path.basename(found), fix
     # The goals that use it say so, not only "torch not installed".
     cpu = next(line for line in lines if line.startswith("torch.compile on CPU "))
     assert cpu.endswith("not ready: torch not installed; CXX='/nonexistent/g++': does not exist")
@@ -140,7 +145,12 @@ def test_doctor_for_extensions_with_a_wrong_cuda_home_names_it_not_only_torch(
     assert done.returncode == 2, done.stdout + done.stderr
     value = repr(str(tmp_path / "no-cuda"))
     flat = " ".join(done.stdout.split())  # long lines wrap at 100 columns
-    assert f"error: cuda-home: CUDA_HOME={value}: does not exist fix: install a CUDA" in flat
+    # The fix names the CUDA toolkit found without the setting, where there is one (this
+    # machine has /usr/local/cuda-13.0); "install a CUDA toolkit" where there is none.
+    assert f"error: cuda-home: CUDA_HOME={value}: does not exist fix: set CUDA_HOME to " in flat
+    fix = flat.split(f"CUDA_HOME={value}: does not exist fix: set CUDA_HOME to ", 1)[1].split()
+    assert os.path.isfile(os.path.join(fix[0], "bin", "nvcc")), fix[:6]
+    assert fix[1:4] == ["(found", "here,", fix[3]] and "or unset CUDA_HOME" in flat
     assert f"not ready: torch not installed; CUDA_HOME={value}: does not exist" in flat
     assert done.stderr == ""
 

@@ -306,7 +306,7 @@ def fix_for(problem: str) -> str:
     owner = re.search(r"^not trusted: (?:file|directory) .* is owned by (.+?), group ", problem)
     if owner:
         who = owner.group(1)
-        name = re.sub(r" \(uid (\d+)\)$", "", who).removeprefix("uid ")
+        name = re.sub(r" \(uid ([0-9]+)\)$", "", who).removeprefix("uid ")
         return (
             f"if {who} is an account you trust to install software (a site's Spack, modules "
             f"or conda), add {name} to {listing}; else use a copy only root and you can change"
@@ -316,7 +316,7 @@ def fix_for(problem: str) -> str:
     )
     if group:
         entry, who = group.groups()
-        name = re.sub(r" ?\(gid (\d+)\)$", "", who) or re.sub(r"\D", "", who)
+        name = re.sub(r" ?\(gid ([0-9]+)\)$", "", who) or re.sub(r"[^0-9]", "", who)
         return (
             f"take the group's write permission away (chmod g-w {entry}), or, if every member "
             f"of the group {who} may run code as you, add %{name} to {listing}"
