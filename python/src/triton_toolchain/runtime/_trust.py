@@ -173,10 +173,10 @@ def allow_list(text: str, source: str) -> Principals:
             name = entry[1:] if group else entry
             try:
                 if group:
-                    gid = int(name) if name.isdigit() else grp.getgrnam(name).gr_gid
+                    gid = int(name) if re.fullmatch("[0-9]+", name) else grp.getgrnam(name).gr_gid
                     found.gids[gid] = f"group {_group_name(gid)} is listed in {source}"
                 else:
-                    uid = int(name) if name.isdigit() else pwd.getpwnam(name).pw_uid
+                    uid = int(name) if re.fullmatch("[0-9]+", name) else pwd.getpwnam(name).pw_uid
                     found.uids[uid] = f"{_owner_name(uid)} is listed in {source}"
             except (KeyError, OverflowError, ValueError):
                 found.unknown.append(entry)
