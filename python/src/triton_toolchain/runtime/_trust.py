@@ -32,6 +32,7 @@ cannot be walked: the reason is returned
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable
@@ -300,7 +301,6 @@ def _link_problem(path: str, st: os.stat_result) -> str | None:
 def fix_for(problem: str) -> str:
     """The fix for a reason this module gave: for an owner outside the trusted set, the
     allow-list; for a group that may write, the group and both fixes; else ``FIX``."""
-    import re  # noqa: PLC0415  an error's text only
 
     listing = f"{TRUSTED_OWNERS} (or the manifest's {MANIFEST_FIELD}, written once for a site)"
     owner = re.search(r"^not trusted: (?:file|directory) .* is owned by (.+?), group ", problem)
