@@ -2,7 +2,7 @@
 which have knobs; ``test_activate`` runs the older ones):
 a plan resolved on this machine applied by hand, in a fresh interpreter with the hook off
 (``TRITON_TOOLCHAIN=off``), so that only what the test applies is applied. The knobs of
-each backend of ``_backends.BACKENDS`` present, a user's knob and variable kept, a second
+each backend of ``_process.BACKENDS`` present, a user's knob and variable kept, a second
 application not fooled by what the first wrote, the driver's lookups per backend."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from hostile import clean_env, run
 from triton_layouts import nvidia_dir
-from triton_toolchain.runtime._backends import BACKENDS
+from triton_toolchain.runtime._process import BACKENDS
 
 PRELUDE = """
 import json, os, sys

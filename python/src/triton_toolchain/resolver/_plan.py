@@ -20,7 +20,7 @@ activation record stores as JSON and checks against the same types)::
 plan in an activation record does not: ``without_history``). ``user``: the variable
 holds the user's own setting (Triton reads it itself; nothing is assigned over it);
 ``error``: that setting is wrong, and Triton's step ``used_by`` stops with this
-message. ``drivers``: per backend whose driver was resolved (``_backends``), the driver
+message. ``drivers``: per backend whose driver was resolved (``_process.BACKENDS``), the driver
 library, its link directory and whether the user's variable names it. ``pending``: the
 later parts of the plan (``_catalog.Part``) it does not hold yet, which the activation
 completes when they are first needed (``_activate.complete``); never the driver's

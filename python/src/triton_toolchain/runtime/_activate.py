@@ -68,8 +68,16 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _record
-from ._backends import BACKENDS
-from ._process import LOCK, SHIM, Patches, Report, loaded_drivers, preload_driver, user_environ
+from ._process import (
+    BACKENDS,
+    LOCK,
+    SHIM,
+    Patches,
+    Report,
+    loaded_drivers,
+    preload_driver,
+    user_environ,
+)
 from ._schema import Part, Plan
 
 if TYPE_CHECKING:  # the resolver's, loaded on a miss only
@@ -107,7 +115,7 @@ MARK = "_triton_toolchain_hook"
 STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
 DRIVER_USERS = frozenset(STUB_NAMES)
 # Watched once the finder is installed: those, the modules of Triton's backends
-# (``_backends``; 3.0-3.3 import them late), and the torch modules the torch adapter
+# (``_process.BACKENDS``; 3.0-3.3 import them late), and the torch modules the torch adapter
 # applies to (``_torch.WATCHED``).
 WATCHED = frozenset(
     {

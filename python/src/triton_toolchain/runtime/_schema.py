@@ -87,7 +87,7 @@ class Driver(TypedDict):
 
 
 class Plan(TypedDict):
-    """A plan (``_plan``'s docstring): ``drivers`` per backend (``_backends``);
+    """A plan (``_plan``'s docstring): ``drivers`` per backend (``_process.BACKENDS``);
     ``pending``, the later parts it does not hold yet; ``torch``: ``None`` while torch's
     part is pending."""
 
