@@ -7,8 +7,10 @@ a line in the header saying how many and why; in a checkout every test runs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,27 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         f"{ROOT} is not a checkout: tests marked `repo` (they read bench/, nix/, tools/ "
         "or the README) are deselected"
     )
+
+
+# The environment pytest was started with, before any test module was imported.
+ENVIRON = dict(os.environ)
+
+
+def _restore_environ() -> None:
+    """Back to ``ENVIRON``, but for pytest's own ``PYTEST_CURRENT_TEST``."""
+    for name in set(os.environ) - set(ENVIRON) - {"PYTEST_CURRENT_TEST"}:
+        del os.environ[name]
+    for name, value in ENVIRON.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    """Each test starts and ends with the environment pytest started with: a test module
+    that imports Triton in this process, with the shim active, has Triton copy each knob
+    the shim assigns into ``os.environ`` (``knobs.propagate_env``), at collection
+    already, and a later test's ``resolve()`` would read it as the user's setting."""
+    _restore_environ()
+    yield
+    _restore_environ()

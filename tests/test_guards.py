@@ -193,7 +193,7 @@ def test_no_driver_is_explained_where_triton_asks_for_it(tmp_path: Path) -> None
     empty = tmp_path / "empty"
     empty.mkdir()
     plan = _plan(tmp_path, TRITON_LIBCUDA_PATH=str(empty))
-    assert plan["driver"] is None
+    assert plan["drivers"]["nvidia"]["library"] is None
     error = missing_driver(plan)
     assert isinstance(error, MissingComponentError) and "libcuda" in str(error)
     said = "0 active drivers ([]). There should only be one."

@@ -24,6 +24,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -175,11 +176,14 @@ def _setting_error(
     fix = _trust.fix_for(problem) if problem.startswith(_trust.UNTRUSTED) else fix
     if found is not None and found.path is not None:
         version = f", {found.version}" if found.version else ""
+        # A variable that names a directory (TRITON_LIBCUDA_PATH) takes the found file's;
+        # its own fix, which says so, stays first.
+        path = os.path.dirname(found.path) if spec.variable_names_dir else found.path
         use = (
-            f"set {variable} to {found.path} (found here{version}) or unset {variable} to "
+            f"set {variable} to {path} (found here{version}) or unset {variable} to "
             "let triton-toolchain use it"
         )
-        fix = use if fix == spec.fix else f"{fix}; or {use}"
+        fix = use if fix == spec.fix and not spec.variable_names_dir else f"{fix}; or {use}"
         return f"{variable}={value!r}: {problem}; fix: {fix}"
     return f"{variable}={value!r}: {problem}; fix: {fix}, or unset {variable} to let " + (
         "triton-toolchain look for it"
