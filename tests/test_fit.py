@@ -14,6 +14,7 @@ import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas, triton_package
 from tool_fixtures import fake_host, locate, wrapper
 from triton_toolchain.resolver._catalog import (
+    ADVISORIES,
     PTX_RULES,
     advisories_for,
     ptxas_for,
@@ -27,6 +28,13 @@ from triton_toolchain.resolver._resolve import resolve_all
 
 TRITON = installed_triton()
 RELEASE_ROW = triton_release(TRITON)
+
+
+def fit_warnings(warnings: list[str]) -> list[str]:
+    """The compile's warnings less the advisories' (a release's own ptxas named by an
+    advisory, Triton 3.6's at sm_90 and sm_100, is warned of at its first compile by
+    design; tests/test_advisories.py counts those)."""
+    return [w for w in warnings if not any(a.reference in w for a in ADVISORIES)]
 
 
 def _triton_tree(root: Path, version: str = "3.9.0") -> Path:
@@ -212,9 +220,9 @@ def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
     version = parse_release(release)
     assert version is not None
     if driver_loads(version, (12, 8)):
-        assert results[90]["warnings"] == []
+        assert fit_warnings(results[90]["warnings"]) == []
         return
-    (warning,) = results[90]["warnings"]
+    (warning,) = fit_warnings(results[90]["warnings"])
     assert f"{path} (CUDA {release}) does not fit sm_90a" in warning
     assert "supports CUDA 12.8" in warning and "which does" in warning
 
@@ -373,6 +381,6 @@ def test_only_triton_ptxas_path_set_that_does_not_fit_keeps_tritons_choice(
         assert error.startswith("MissingComponentError") and "12.4" in error, results
         return
     assert results[100]["ok"], results
-    (warning,) = results[100]["warnings"]
+    (warning,) = fit_warnings(results[100]["warnings"])
     assert "TRITON_PTXAS_PATH is set but" in warning and "PTXAS_BLACKWELL_PATH" in warning
     assert "does not fit sm_100a" in warning and "Triton's choice stands" in warning

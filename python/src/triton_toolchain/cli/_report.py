@@ -46,7 +46,8 @@ _TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['
 PYTORCH_SITE = "https://pytorch.org/get-started/locally/"
 PACKAGE_FIX: dict[str, str] = {
     "triton": "install Triton (`pip install triton`)",
-    "torch": f"install torch (`pip install torch`; {PYTORCH_SITE} gives the command per build)",
+    # One line on the screen: "  fix: " and this fit in 100 columns.
+    "torch": f"install torch (`pip install torch`; per build: {PYTORCH_SITE})",
 }
 TORCH_CUDA_FIX = (
     f"install a torch built with CUDA ({PYTORCH_SITE} gives the command for each CUDA release)"
@@ -515,12 +516,21 @@ def advisories(tc: Toolchain, triton: TritonRelease | None) -> list[dict[str, ob
     ]
 
 
-def advisory_lines(tc: Toolchain, triton: TritonRelease | None) -> list[str]:
-    """``advisory: ptxas-blackwell for sm_100: ptxas 13.3 drops ...``, one line per match
-    of ``_advised``: on ``doctor``'s default screen."""
+def advisory_lines(
+    tc: Toolchain, triton: TritonRelease | None, *, whole: bool = False
+) -> list[str]:
+    """One line per match of ``_advised``, on ``doctor``'s default screen: ``advisory:
+    ptxas-blackwell for sm_100: ptxas 13.3 is known bad there (reported;
+    pytorch/pytorch#190973)``; ``whole``: what goes wrong and the fix too (``doctor
+    -v``, the compile-time warning's text)."""
     return [
         f"advisory: {choice.component} for {', '.join(f'sm_{n}' for n in archs)}: "
-        + advisory_text(advisory, choice.version or "")
+        + (
+            advisory_text(advisory, choice.version or "")
+            if whole
+            else f"ptxas {choice.version} is known bad there ({advisory.certainty}; "
+            f"{advisory.reference})"
+        )
         for choice, advisory, archs in _advised(tc, triton)
     ]
 
@@ -585,6 +595,10 @@ def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | N
         if triton_dir:
             out.append("  (the paths of Triton's bundled files below are relative to Triton's)")
     out += _trust_details()
+    if installed is not None and (
+        advised := advisory_lines(tc, installed.triton_release, whole=True)
+    ):
+        out += ["", *advised]
     for name in names:
         out += ["", _details(tc[name], tc)]
     text = "".join(f"\n{line}" for line in out)
