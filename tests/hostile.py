@@ -307,14 +307,20 @@ def signalled_while_tools_run(
     """Start ``argv`` in a session of its own, wait until its tools have written
     ``count`` pids to ``pids`` (every one alive), send it ``signo`` and wait for its end;
     it is killed with its group if it outlives the wait."""
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    # As from a terminal: a run started in the background (`cmd &` in a script) inherits
+    # SIGINT ignored, which a child keeps across exec; a handler is reset to the default.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         deadline = time.monotonic() + 60
         while len(pids.read_text().split() if pids.exists() else []) < count:
