@@ -3,7 +3,7 @@ time (``triton.compile(ASTSource(...), target=GPUTarget("cuda", arch, 32))``) fo
 architecture given, and print one line per architecture, ``MARK`` and JSON: ``{"arch", "ok",
 "error" (the exception's type and first lines), "warnings"}``. Run with the shim active
 or with ``TRITON_TOOLCHAIN=off`` (stock Triton) and the ptxas variables chosen by the
-test."""
+test; ``VAR=VALUE`` arguments are set after ``import triton``, in order."""
 
 from __future__ import annotations
 
@@ -41,5 +41,15 @@ def compile_for(arch: int) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    for arch in sys.argv[1:]:
-        print(MARK + json.dumps(compile_for(int(arch))), flush=True)
+    # ``VAR=VALUE`` arguments are set in ``os.environ`` after ``import triton``, before the
+    # first compile (what torch's and vLLM's helpers do); the others are architectures.
+    import os
+
+    import triton  # noqa: F401
+
+    for arg in sys.argv[1:]:
+        name, is_setting, value = arg.partition("=")
+        if is_setting:
+            os.environ[name] = value
+        else:
+            print(MARK + json.dumps(compile_for(int(arg))), flush=True)

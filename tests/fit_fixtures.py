@@ -57,17 +57,24 @@ def real_ptxas(release: str) -> Path:
 
 
 def compile_archs(
-    home: Path, archs: list[int], *, shim: bool = True, **variables: str
+    home: Path,
+    archs: list[int],
+    *,
+    shim: bool = True,
+    after_import: dict[str, str] | None = None,
+    **variables: str,
 ) -> tuple[dict[int, dict[str, Any]], str]:
     """Triton's AOT compile of the vector-add kernel for each of ``archs`` in one child
-    process with ``variables`` set: arch -> ``{"ok", "error", "warnings"}`` (an arch the
+    process with ``variables`` set (and ``after_import`` set in its ``os.environ`` after
+    ``import triton``): arch -> ``{"ok", "error", "warnings"}`` (an arch the
     child did not report, because an LLVM abort ended it, counts as failed), and the
     child's standard error."""
     env = clean_env(home, **variables)
     if not shim:
         env["TRITON_TOOLCHAIN"] = "off"
+    settings = [f"{k}={v}" for k, v in (after_import or {}).items()]
     done = subprocess.run(
-        [sys.executable, str(TESTS / "fit_compile.py"), *map(str, archs)],
+        [sys.executable, str(TESTS / "fit_compile.py"), *settings, *map(str, archs)],
         env=env,
         capture_output=True,
         text=True,

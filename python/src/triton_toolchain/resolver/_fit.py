@@ -12,13 +12,16 @@ and returns the tool to use:
   (``cuDriverGetVersion`` read from that ``libcuda`` in a child process, NVIDIA's rule
   in ``_catalog.driver_loads``); then ``tool`` is returned unchanged;
 - one the user set (its variable) that does not fit is a ``SettingError`` naming the
-  variable, the value, the versions and the fixes; one the shim found is replaced by
+  variable, the value, the versions and the fixes, and so is one a strict manifest gives
+  (naming the manifest and its entry: strict means no discovery); one the shim found is
+  replaced by
   the next candidate of discovery that fits (a warning says so), else a
   ``MissingComponentError`` with the versions and the fixes;
 - where only ``TRITON_PTXAS_PATH`` is set and Triton is about to run ``ptxas-blackwell``,
   a warning naming both variables is given once per process, and the user's ptxas is
-  used where it fits;
-- a known-bad build for the target (``_catalog.ADVISORIES``) is a warning, once.
+  used where it fits and no advisory names it for the target;
+- a known-bad build for the target (``_catalog.ADVISORIES``) is a warning, once; one the
+  shim found gives way to one that fits without an advisory, where there is one.
 
 Each decision is remembered for the process (per architecture, tool and driver), and
 the probe's and the driver's answers across processes (``_discovery._answers``): a
@@ -181,6 +184,18 @@ def _setting(plan: Plan, component: str) -> Setting | None:
     return next((s for s in plan["settings"] if s["component"] == component), None)
 
 
+def _strict_manifest(plan: Plan, component: str, path: str) -> str | None:
+    """The strict manifest that gives ``path`` as ``component``, or ``None``. Its entry is
+    used or refused by name, never replaced: strict means no discovery."""
+    toolchain = plan["toolchain"]
+    manifest, choice = toolchain["manifest"], toolchain["components"].get(component)
+    if not toolchain["strict"] or manifest is None or choice is None:
+        return None
+    if choice["source"] != f"manifest:{manifest}" or choice["path"] is None:
+        return None
+    return manifest if os.path.realpath(choice["path"]) == os.path.realpath(path) else None
+
+
 def _release_of(path: str) -> str | None:
     found, _problem = tool_release(Path(path), Host.current())
     return found
@@ -226,6 +241,15 @@ def _blackwell_note(
         f"TRITON_PTXAS_PATH is set but {variable} is not: for {arch_name(arch)} Triton runs "
         f"ptxas-blackwell ({path}), not TRITON_PTXAS_PATH"
     )
+    advised = advisories_for("ptxas-blackwell", release, arch, row) if release else ()
+    if release and found is None and advised:  # the advisory holds whichever variable names it
+        said = "; ".join(advisory_text(a, release) for a in advised)
+        _warn_once(
+            f"{head}; your {user_path} is not used for it, Triton's choice stands: {said}. "
+            f"Set {variable} to it to use it all the same.",
+            key="only TRITON_PTXAS_PATH",
+        )
+        return None
     if release and found is None:
         _warn_once(
             f"{head}; your {user_path} (CUDA {release}) fits {arch_name(arch)} and is used. "
@@ -256,6 +280,7 @@ def _decide(
             return user_choice
     setting = _setting(plan, component)
     explicit = bool(setting and setting["user"])
+    manifest = _strict_manifest(plan, component, path)
     found = judge(path, release, arch, namespace, _driver(plan))
     row = triton_release(imported_triton_version())
     # With no target known (3.0-3.2, 3.4/3.5) no advisory is given here: `doctor` shows them.
@@ -267,11 +292,21 @@ def _decide(
         advisory_text(a, release) for a in advised
     )
     key = f"advisory {path} {' '.join(a.reference for a in advised)}"
-    if found is None and (explicit or not advised):
+    if found is None and (explicit or manifest or not advised):
         if advised:
-            variable = setting["variable"] if setting else component
-            _warn_once(f"{said}; it is used because {variable} names it", key=key)
+            names = f"the strict manifest {manifest}" if manifest and not explicit else None
+            names = names or (setting["variable"] if setting else component)
+            _warn_once(f"{said}; it is used because {names} names it", key=key)
         return tool
+    if manifest is not None and not explicit and found is not None:
+        problem, fix = found
+        raise SettingError(
+            f"the strict manifest {manifest} gives {path} (CUDA {release}) as "
+            f"components.{component}, and it does not fit {target}: {problem}.\n"
+            f"  fix: {fix}, and give it in {manifest} as components.{component}; or drop "
+            '"strict" from the manifest to let triton-toolchain choose; '
+            f"`triton-toolchain check-manifest {manifest}` judges the manifest"
+        )
     other = _alternative(component, arch, namespace, _driver(plan), path)
     if found is None:  # a known-bad build the shim found: another that fits, if any
         if other is None or advisories_for(component, other[1], arch, row):

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import os
 import sys
+import typing
 import warnings
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
@@ -329,6 +330,7 @@ class _State:
     def __init__(self) -> None:
         self.memo: tuple[object, Plan] | None = None  # (inputs, plan) last resolved
         self.plan: Plan | None = None  # the plan in force
+        self.environ: dict[str, str] = {}  # the user's variables it was made from
         self.requested = False  # activate() was called (the hook applies it on import)
         self.triton_ready = False
         self.triton: TritonState | None = None
@@ -502,8 +504,40 @@ def with_part(plan: Plan, part: Plan) -> Plan:
     }
 
 
+def _in_force(plan: Plan) -> Plan:
+    """Make ``plan`` the plan in force, made from the user's variables as they are now."""
+    _STATE.plan, _STATE.environ = plan, user_environ()
+    return plan
+
+
+def _settings_changed(plan: Plan) -> bool:
+    """Whether the user set, changed or unset a variable of ``plan``'s settings since it
+    was made (``os.environ`` changed after ``import triton``, as torch's and vLLM's
+    helpers do before the first compile)."""
+    now = user_environ()
+    return any(
+        now.get(v) != _STATE.environ.get(v) for s in plan["settings"] if (v := s["variable"])
+    )
+
+
+def _refresh(plan: Plan) -> Plan:
+    """``plan``, or, where the user changed one of its variables since, the plan of the
+    same parts made again from the variables as they are now, and applied to Triton: a
+    setting is judged the same whenever it is made, and the user's wins over the knob the
+    shim assigned, as it would in stock Triton."""
+    if not _settings_changed(plan):
+        return plan
+    held = tuple(p for p in typing.get_args(Part) if p not in plan["pending"])
+    plan = _in_force(resolved_plan(plan["toolchain"].get("arch"), held))
+    if _STATE.triton is not None:
+        _STATE.last = _apply_triton(plan)
+    return plan
+
+
 def complete(part: Part) -> tuple[str, ...]:
-    """Complete the plan in force with ``part`` where it is pending (``plan["pending"]``):
+    """Take in the variables the user changed since the plan was made (``_refresh``;
+    ``complete("import")`` does only that: that part is never pending), then complete
+    the plan in force with ``part`` where it is pending (``plan["pending"]``):
     its plan taken from a record or resolved (``resolved_plan``, kept even where a
     driver is mapped: a pending part holds none), merged (``with_part``), and applied to
     Triton again where it brings a setting Triton has a knob for (ptxas-blackwell, the
@@ -515,11 +549,14 @@ def complete(part: Part) -> tuple[str, ...]:
     Triton takes ptxas-blackwell for a target (``"target"``: ``get_ptxas``) or cuobjdump
     for a SASS dump (``"sass"``: ``tools.disasm.path_to_cuobjdump``)."""
     with LOCK:
-        plan = _STATE.plan
-        if plan is None or part not in plan["pending"]:
+        if _STATE.plan is None:
             return ()
+        before = _errors(_STATE.plan)
+        plan = _refresh(_STATE.plan)
+        if part not in plan["pending"]:
+            return tuple(e for e in _errors(plan) if e not in before)
         _STATE.plan = with_part(plan, resolved_plan(plan["toolchain"].get("arch"), (part,)))
-        added = tuple(e for e in _errors(_STATE.plan) if e not in _errors(plan))
+        added = tuple(e for e in _errors(_STATE.plan) if e not in before)
         last = _STATE.last
         if last is not None and last.plan is plan:
             notes = (*last.notes, *added)
@@ -587,7 +624,8 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
             plan = plan_of(toolchain)
         else:
             plan = resolved_plan(arch, AT_TORCH)  # as `import torch` resolves: one record
-        _STATE.plan, _STATE.requested = plan, True
+        _STATE.requested = True
+        _in_force(plan)
         _load_driver(plan)
         # Also after `import triton`: Triton 3.0-3.3 import backend modules later.
         install()
@@ -614,11 +652,11 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         warnings: tuple[str, ...] = ()
         if not finished and name in DRIVER_USERS and _STATE.plan is None:
             # torch's part only for torch (what no other import needs: no process for it).
-            _STATE.plan = resolved_plan(None, AT_TORCH if name == "torch" else AT_TRITON)
-            _load_driver(_STATE.plan)
-            warnings = _errors(_STATE.plan)
+            plan = _in_force(resolved_plan(None, AT_TORCH if name == "torch" else AT_TRITON))
+            _load_driver(plan)
+            warnings = _errors(plan)
             pending = "applied to Triton when it is imported"
-            _STATE.last = _activation("pending", _STATE.plan, Report(), pending)
+            _STATE.last = _activation("pending", plan, Report(), pending)
         if _STATE.plan is None:
             return warnings
         if name == "torch" or name.startswith("torch."):

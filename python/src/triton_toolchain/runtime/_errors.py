@@ -32,7 +32,8 @@ class ToolchainError(Exception):
 
 class SettingError(ToolchainError):
     """An explicit setting (an environment variable such as ``TRITON_PTXAS_PATH`` or
-    ``CC``, or an argument) is invalid. Never replaced silently by a discovered value."""
+    ``CC``, an argument, or an entry of a strict manifest) is invalid. Never replaced
+    silently by a discovered value."""
 
 
 class ManifestError(ToolchainError):

@@ -297,8 +297,9 @@ def guard_get_ptxas(
 
         given = args[0] if args else kwargs.get("arch")
         arch = given if isinstance(given, int) else None
-        if runs_ptxas_blackwell(arch):
-            _complete_first(complete, "target")
+        # "target": ptxas-blackwell's part; "import" (never pending): only the variables
+        # the user changed since the plan was made (``_activate.complete``).
+        _complete_first(complete, "target" if runs_ptxas_blackwell(arch) else "import")
         error = _checked(lambda: setting_error(plan(), "compile"))
         if error is not None:
             raise error
