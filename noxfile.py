@@ -95,6 +95,11 @@ def _install(session: nox.Session, triton: str) -> None:
 # PTX 8.6 for a CUDA 12.6 ptxas, which rejects it).
 FIT_TESTS = ("tests/test_fit.py", "tests/test_fit_matrix.py")
 FIT_TRITONS = ("3.0.0",)
+# What doctor and `which` say against what Triton's compile runs (tests/test_prediction.py):
+# besides `tests` (3.9) and `tests-3.10` (3.6), the releases whose lookups differ (3.0:
+# `_path_to_binary`; 3.3: the hyphenated variable; 3.8: ptxas-blackwell from sm_100).
+PREDICTION_TESTS = ("tests/test_prediction.py",)
+PREDICTION_TRITONS = ("3.0.0", "3.3.1", "3.8.0")
 
 
 def _fetch_ptxas(session: nox.Session) -> None:
@@ -154,6 +159,8 @@ def triton(session: nox.Session, triton: str) -> None:
     if triton in FIT_TRITONS:
         _fetch_ptxas(session)
         extra += FIT_TESTS
+    if triton in PREDICTION_TRITONS:
+        extra += PREDICTION_TESTS
     session.run("pytest", "-ra", *RELEASE_TESTS, *extra, "-m", "not torch", *session.posargs)
 
 

@@ -208,22 +208,25 @@ def test_a_ptxas_newer_than_the_driver_is_refused_with_both_versions(tmp_path: P
 def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
     tmp_path: Path,
 ) -> None:
-    """A 12.8 driver (a 570 one) and no setting: for sm_90 the shim keeps Triton's own
-    ptxas where its cubins load (a 12.x one), and where they do not (3.9's bundled
-    ptxas-blackwell is 13.4) runs the next candidate that fits and says so."""
+    """A 12.8 driver (a 570 one) and no setting: for sm_120 (sm_90 before 3.6) the shim
+    keeps Triton's own ptxas where its cubins load (a 12.x one), and where they do not (3.9's bundled
+    ptxas-blackwell is 13.4) runs the next candidate that fits and that no advisory
+    names there (the bundled 12.9 ptxas), and says so. (At sm_90 and sm_100 advisories
+    name that one: tests/test_hopper_switch.py.)"""
     from triton_toolchain.resolver._catalog import driver_loads, parse_release
 
+    arch = 120 if RELEASE_ROW and RELEASE_ROW.blackwell_from else 90  # 3.0-3.5: no sm_120
     lib = driver_standin.driver(tmp_path / "drv", cuda_version=12080)
-    path, release = _bundled(ptxas_for(90, RELEASE_ROW))
-    results, _err = compile_archs(tmp_path / "home", [90], TRITON_LIBCUDA_PATH=str(lib.parent))
-    assert results[90]["ok"], results
+    path, release = _bundled(ptxas_for(arch, RELEASE_ROW))
+    results, _err = compile_archs(tmp_path / "home", [arch], TRITON_LIBCUDA_PATH=str(lib.parent))
+    assert results[arch]["ok"], results
     version = parse_release(release)
     assert version is not None
     if driver_loads(version, (12, 8)):
-        assert fit_warnings(results[90]["warnings"]) == []
+        assert fit_warnings(results[arch]["warnings"]) == []
         return
-    (warning,) = fit_warnings(results[90]["warnings"])
-    assert f"{path} (CUDA {release}) does not fit sm_90a" in warning
+    (warning,) = fit_warnings(results[arch]["warnings"])
+    assert f"{path} (CUDA {release}) does not fit sm_{arch}a" in warning
     assert "supports CUDA 12.8" in warning and "which does" in warning
 
 

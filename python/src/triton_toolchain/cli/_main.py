@@ -45,7 +45,7 @@ from ..resolver._resolve import judge_manifest, manifest_rejections, resolve, re
 from ..runtime._errors import ManifestError, SettingError, ToolchainError, printable
 from ..runtime._process import user_environ
 from . import _pcfile
-from ._doctor import unusable_tools
+from ._doctor import judged_for, runs_for
 from ._report import (
     GoalVerdict,
     Installed,
@@ -246,7 +246,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     shown = [c.error for c in tc.errors() if c.error]
     warned: list[str] = []
     with _warnings_as_lines(shown, warned):
-        refused = unusable_tools(tc) if asks_ptxas else ()
+        tc, refused, runs = judged_for(tc, arch, asks_ptxas)
     judged = judge(tc, installed, refused)
     verdicts, focus = _focus(judged, args.goal)
     rejected = manifest_rejections(tc, host)
@@ -262,6 +262,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         doc = _doctor_json(tc, installed)
         doc["refused_by_triton"] = list(refused)
+        doc["runs"] = runs._asdict() if runs is not None else None
         doc["advisories"] = advisories(tc, installed.triton_release)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
         doc["manifest_rejections"] = rejected
@@ -307,6 +308,20 @@ def cmd_which(args: argparse.Namespace) -> int:
     choice = tc[args.component]
     if choice.error:
         raise SettingError(choice.error)
+    family = args.component in PTXAS_FAMILY and args.arch is not None
+    runs = runs_for(args.arch) if family else None
+    if runs is not None and runs.component != args.component:
+        print(
+            f"note: for sm_{args.arch} Triton runs {runs.component}, not {args.component} "
+            f"(`triton-toolchain which {runs.component} --arch {args.arch}`)",
+            file=sys.stderr,
+        )
+    elif runs is not None and runs.path is None:  # what the compile for it stops with
+        print(f"error: for sm_{args.arch}, {runs.error}", file=sys.stderr)
+        return 1
+    elif runs is not None:
+        print(runs.path)  # the binary that assembles for the target
+        return 0
     if choice.path is None:
         print(explain_missing(choice, tc), file=sys.stderr)
         return 1

@@ -31,17 +31,21 @@ compile pays for them once per ptxas file and architecture.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..runtime import _trust
 from ..runtime._errors import MissingComponentError, SettingError
 from ..runtime._record import cache_dir
 from ._catalog import (
     COMPONENT,
+    DRIVER_SONAME,
     MIN_DRIVER,
+    TRITON_RELEASES,
     advisories_for,
     advisory_text,
     arch_name,
@@ -59,7 +63,13 @@ from ._discovery._host import Host
 from ._discovery._probe import NOT_ASKED, assemble, driver_cuda
 from ._discovery._search import Context, search
 from ._discovery._tools import tool_release
-from ._guards import imported_triton_version, tool_fields, trust_refusals
+from ._guards import (
+    imported_triton_version,
+    ptxas_error,
+    setting_error,
+    tool_fields,
+    trust_refusals,
+)
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
     from ..runtime._schema import Plan, Setting
@@ -73,12 +83,26 @@ class FitWarning(UserWarning):
     """A ptxas choice made at compile time that the user should know about."""
 
 
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first frame outside the shim and Triton: the line of the
+    user's code that compiled (``triton.compile``, a ``@triton.jit`` call, torch)."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+        "triton_toolchain",
+        "triton",
+        "functools",
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn_once(text: str, key: str | None = None) -> None:
     """Warn with ``text`` unless this process already gave it (or one of ``key``)."""
     key = key or text
     if key not in _WARNED:
         _WARNED.add(key)
-        warnings.warn(f"triton-toolchain: {text}", FitWarning, stacklevel=4)
+        warnings.warn(f"triton-toolchain: {text}", FitWarning, stacklevel=_outside_level())
 
 
 def _answers() -> Path | None:
@@ -112,10 +136,62 @@ def _ptx_version(
     return triton_ptx_version(triton, release) if triton else None
 
 
-def driver_problem(release: str, driver: str | None) -> tuple[str, str] | None:
+# Where CUDA's forward-compatibility package puts its driver library (cuda-compat-X-Y:
+# ``/usr/local/cuda-X.Y/compat``), and under the toolkits the variables name.
+COMPAT_PLACES = ("/usr/local/cuda/compat", "/usr/local/cuda-*/compat")
+COMPAT_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
+# NVIDIA's CUDA Compatibility guide, "Forward Compatibility": where the package may be used.
+COMPAT_RULE = (
+    "NVIDIA's CUDA Compatibility guide, Forward Compatibility: on data-centre GPUs (H100, "
+    "H200, GH200, B200, ...), select NGC Server Ready RTX cards and Jetson only"
+)
+
+
+def compat_driver(needed: int) -> tuple[str, tuple[int, int]] | None:
+    """A forward-compatibility driver library installed here that loads cubins of CUDA
+    ``needed``.x: ``(its directory, the CUDA release it supports)``, the first of
+    ``COMPAT_PLACES`` and the variables' toolkits that the trust rule passes and that
+    answers ``cuDriverGetVersion`` with that release or newer."""
+    host = Host.current()
+    named = [Path(v, "compat") for n in COMPAT_VARIABLES if (v := host.environ.get(n))]
+    found = [p for pattern in COMPAT_PLACES for p in reversed(host.glob(pattern))]
+    for directory in (*named, *found):
+        if (directory / DRIVER_SONAME).exists():
+            supported = driver_cuda(directory / DRIVER_SONAME, answers=_answers())[0]
+            if supported is not None and supported[0] >= needed:
+                return str(directory), supported
+    return None
+
+
+def _older_triton(arch: int, component: str) -> str | None:
+    """The newest Triton release before the imported one that runs ``ptxas``, not
+    ``component`` (ptxas-blackwell), for ``sm_<arch>`` (``"3.8"`` where 3.9 moved sm_90
+    to its CUDA 13 ptxas, triton-lang/triton#11854), with the advisories that name its
+    bundled ptxas there; ``None`` where the imported release did not move it."""
+    row = triton_release(imported_triton_version())
+    earlier = [r for r in TRITON_RELEASES if row is not None and r.first < row.first]
+    if (
+        row is None
+        or component == "ptxas"
+        or not earlier
+        or ptxas_for(arch, earlier[-1]) != "ptxas"
+    ):
+        return None
+    named = [a.reference for a in advisories_for("ptxas", "12.9", arch, earlier[-1])]
+    known = f" (its CUDA 12 ptxas there is named by {', '.join(named)})" if named else ""
+    return f"Triton {row.first[0]}.{row.first[1] - 1} or older{known}"
+
+
+def driver_problem(
+    release: str, driver: str | None, arch: int | None = None
+) -> tuple[str, str] | None:
     """``(problem, fix)`` when the driver library ``driver`` cannot load the cubins of a
     ptxas of CUDA ``release``; ``None`` when it can or the driver answers no release
-    (doctor says the fit was not checked). A query cut short fails closed."""
+    (doctor says the fit was not checked). A query cut short fails closed. The fix
+    lists the remedies in order: a forward-compatibility driver installed here
+    (``compat_driver``, where NVIDIA's rule allows it), a newer driver, and, where the
+    imported Triton moved ``sm_<arch>`` to a newer ptxas, the release before it; else a
+    ptxas of the driver's CUDA release."""
     version = parse_release(release)
     if driver is None or version is None:
         return None
@@ -135,12 +211,22 @@ def driver_problem(release: str, driver: str | None) -> tuple[str, str] | None:
         f"load on it (NVIDIA's minor version compatibility holds within a major release: a "
         f"CUDA {version[0]}.x cubin needs a driver of CUDA {version[0]}.0 or newer)"
     )
-    fix = (
+    remedies = []
+    compat = compat_driver(version[0])
+    if compat is not None:
+        c = f"{compat[1][0]}.{compat[1][1]}"
+        remedies.append(
+            f"set TRITON_LIBCUDA_PATH={compat[0]}, the CUDA {c} forward-compatibility driver "
+            f"installed there ({COMPAT_RULE})"
+        )
+    remedies.append(
         f"install an NVIDIA driver of CUDA {version[0]} or newer"
         + (f" (release {floor} or newer)" if floor else "")
-        + f", or use a ptxas of CUDA {supported[0]}.x or older"
     )
-    return problem, fix
+    component = ptxas_for(arch, triton_release(imported_triton_version())) if arch else "ptxas"
+    older = _older_triton(arch, component) if arch is not None else None
+    remedies.append(f"use {older}" if older else f"use a ptxas of CUDA {supported[0]}.x or older")
+    return problem, "; or ".join(remedies)
 
 
 def judge(
@@ -171,7 +257,7 @@ def judge(
             f"use a ptxas that accepts PTX {ptx // 10}.{ptx % 10}, or one of an older CUDA "
             f"release for which {name} writes a PTX version it accepts",
         )
-    return driver_problem(release, driver)
+    return driver_problem(release, driver, arch)
 
 
 def _driver(plan: Plan) -> str | None:
@@ -204,16 +290,21 @@ def _release_of(path: str) -> str | None:
 def _alternative(
     component: str, arch: int, namespace: dict[str, Any], driver: str | None, rejected: str
 ) -> tuple[str, str] | None:
-    """The first candidate of discovery for ``component`` that fits ``sm_<arch>``:
-    ``(path, release)``."""
+    """The first candidate of discovery for ``component`` that fits ``sm_<arch>`` and
+    that no advisory names for it: ``(path, release)``."""
     host = Host.current()
     locator, ctx = LOCATORS[component], Context(arch=arch)
+
+    row = triton_release(imported_triton_version())
 
     def fits(p: Path) -> Any:
         verdict = locator.check(host, p, ctx)
         if verdict.problem is None and verdict.version is not None:
             if os.path.realpath(p) == os.path.realpath(rejected):
                 return type(verdict)(verdict.version, "rejected already")
+            advised = advisories_for(component, verdict.version, arch, row)
+            if advised:  # never a fall-back to a known-bad build for this target
+                return type(verdict)(verdict.version, advisory_text(advised[0], verdict.version))
             found = judge(str(p), verdict.version, arch, namespace, driver)
             if found is not None:
                 return type(verdict)(verdict.version, found[0])
@@ -247,7 +338,7 @@ def _blackwell_note(
         _warn_once(
             f"{head}; your {user_path} is not used for it, Triton's choice stands: {said}. "
             f"Set {variable} to it to use it all the same.",
-            key="only TRITON_PTXAS_PATH",
+            key=f"only TRITON_PTXAS_PATH {' '.join(a.reference for a in advised)}",
         )
         return None
     if release and found is None:
@@ -309,7 +400,7 @@ def _decide(
         )
     other = _alternative(component, arch, namespace, _driver(plan), path)
     if found is None:  # a known-bad build the shim found: another that fits, if any
-        if other is None or advisories_for(component, other[1], arch, row):
+        if other is None:
             _warn_once(f"{said}; it is used: no other ptxas found fits without one", key=key)
             return tool
         _warn_once(f"{said}; using {other[0]} (CUDA {other[1]}) instead", key=key)
@@ -368,3 +459,49 @@ def fitted_tool(arch: int | None, tool: object, plan: Plan, namespace: dict[str,
     if isinstance(decided, BaseException):
         raise type(decided)(str(decided))
     return decided
+
+
+class Prediction(NamedTuple):
+    """What Triton's compile for ``sm_<arch>`` runs with the shim: the component it takes
+    (``ptxas`` or ``ptxas-blackwell``), the binary that assembles and its release, the
+    warnings it gives; or the error it stops with (``path`` ``None``)."""
+
+    arch: int
+    component: str
+    path: str | None
+    release: str | None
+    warnings: tuple[str, ...]
+    error: str | None
+
+
+def predicted(arch: int, plan: Plan, namespace: dict[str, Any]) -> Prediction:
+    """What the guarded lookup (``_triton.guard_get_ptxas``, ``guard_path_to_binary``)
+    does for ``sm_<arch>`` with ``plan`` (which holds the ``target`` part), by the same
+    calls: the setting's error, ``_guards.ptxas_error``, then ``fitted_tool``, for the
+    tool Triton's knob or variable gives. ``doctor --arch`` and ``which --arch`` say
+    this, so what they name is what runs."""
+    row = triton_release(imported_triton_version())
+    component = ptxas_for(arch, row)
+    setting = _setting(plan, component)
+    path = setting["value"] if setting else None
+    given = None if row is not None and row.ptxas_lookup == "get_ptxas()" else arch
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _WARNED.clear()
+        _DECIDED.clear()
+        try:
+            error: Exception | None = setting_error(plan, "compile")
+            release = _release_of(path) if path and error is None else None
+            if error is None and (path is None or release is None):
+                error = MissingComponentError(f"no {component} that runs was found")
+            if error is None:
+                error = ptxas_error(given, (path, release), plan, namespace)
+            if error is None:
+                path, release = tool_fields(fitted_tool(given, (path, release), plan, namespace))
+        except (SettingError, MissingComponentError) as exc:
+            error = exc
+    said = tuple(str(w.message) for w in caught if issubclass(w.category, FitWarning))
+    if error is not None:
+        text = f"{type(error).__name__}: {error}"
+        return Prediction(arch, component, None, None, said, text)
+    return Prediction(arch, component, path, release, said, None)

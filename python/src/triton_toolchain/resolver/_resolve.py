@@ -404,7 +404,7 @@ def resolve_all(
         arch=arch,
         manifest=str(manifest.file) if manifest else None,
         strict=manifest.strict if manifest else False,
-        notes=_notes(host),
+        notes=_notes(host, arch),
     )
 
 
@@ -424,13 +424,15 @@ def resolve(arch: int | None = None, *, host: Host | None = None) -> Toolchain:
     return tc
 
 
-def _notes(host: Host) -> tuple[str, ...]:
-    """Facts about the settings worth a line in ``doctor``."""
+def _notes(host: Host, arch: int | None) -> tuple[str, ...]:
+    """Facts about the settings worth a line in ``doctor`` (for ``sm_<arch>``)."""
     notes = []
     if host.environ.get("TRITON_PTXAS_PATH") and not host.environ.get(
         "TRITON_PTXAS_BLACKWELL_PATH"
     ):
         switch = host.triton.blackwell_from if host.triton else None
+        if arch is not None and (switch is None or arch < switch):
+            return ()  # TRITON_PTXAS_PATH is the ptxas Triton runs for this target
         when = f"from sm_{switch} on" if switch else "from sm_90 on (3.9) or sm_100 on (3.6-3.8)"
         if host.triton is None or switch is not None:
             notes.append(
