@@ -209,8 +209,8 @@ def test_a_discovered_ptxas_newer_than_the_driver_gives_way_to_one_that_fits(
     tmp_path: Path,
 ) -> None:
     """A 12.8 driver (a 570 one) and no setting: for sm_120 (sm_90 before 3.6) the shim
-    keeps Triton's own ptxas where its cubins load (a 12.x one), and where they do not (3.9's bundled
-    ptxas-blackwell is 13.4) runs the next candidate that fits and that no advisory
+    keeps Triton's own ptxas where its cubins load (a 12.x one), and where they do not
+    (3.9's bundled ptxas-blackwell is 13.4) runs the next candidate that fits and that no advisory
     names there (the bundled 12.9 ptxas), and says so. (At sm_90 and sm_100 advisories
     name that one: tests/test_hopper_switch.py.)"""
     from triton_toolchain.resolver._catalog import driver_loads, parse_release
