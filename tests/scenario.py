@@ -20,6 +20,7 @@ the stand-ins' markers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import site
@@ -61,7 +62,12 @@ def _compile(cc: int) -> dict[str, Any]:
     from triton_toolchain.cli import _kernel
 
     kernel = triton.compile(_kernel.ast_source(), target=GPUTarget("cuda", cc, 32))
-    return {"ok": True, "cubin_bytes": len(kernel.asm["cubin"])}
+    cubin = kernel.asm["cubin"]
+    return {
+        "ok": True,
+        "cubin_bytes": len(cubin),
+        "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
+    }
 
 
 def _cuda_utils() -> dict[str, Any]:

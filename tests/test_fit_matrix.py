@@ -6,7 +6,10 @@ switch, ``ptxas-blackwell`` from it), the user's variable names that ptxas and t
 vector-add kernel is compiled for every architecture the component serves, with the
 shim active:
 
-- where it compiles, the shim said "fits" and Triton compiled;
+- where it compiles, the shim said "fits" and Triton compiled with that ptxas: a
+  logging wrapper around it shows it assembled the kernel for the target (the shim's
+  own probes, whose files are named ``triton-toolchain-probe-*``, left out), and the
+  shim warned of nothing but the advisories that name it;
 - where it does not, the error must be the shim's (``SettingError`` or
   ``MissingComponentError``, raised before Triton runs LLVM or ptxas) and name the
   ptxas's release; then stock Triton (``TRITON_TOOLCHAIN=off``) compiles the same cell
@@ -24,7 +27,8 @@ from pathlib import Path
 
 import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas
-from triton_toolchain.resolver._catalog import COMPONENT, ptxas_for, triton_release
+from tool_fixtures import wrapper
+from triton_toolchain.resolver._catalog import ADVISORIES, COMPONENT, ptxas_for, triton_release
 
 # Judges real ptxas releases, downloaded from PyPI once (tools/fetch_ptxas.py).
 pytestmark = pytest.mark.network
@@ -49,18 +53,34 @@ def _served() -> list[tuple[str, list[int]]]:
     return [(c, archs) for c, archs in served if archs]
 
 
+def _assembled(log: Path, arch: int) -> bool:
+    """Whether the wrapper logged the kernel's assembly for ``sm_<arch>``."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    names = (f"--gpu-name=sm_{arch}", f"--gpu-name=sm_{arch}a")
+    return any(
+        "triton-toolchain-probe-" not in line and any(n in line.split() for n in names)
+        for line in lines
+    )
+
+
 @pytest.mark.parametrize("release", PTXAS_RELEASES)
 def test_every_verdict_agrees_with_tritons_own_compile(tmp_path: Path, release: str) -> None:
-    tool = real_ptxas(release)
     cells = 0
     for component, archs in _served():
         variable = _variable(component)
+        log = tmp_path / f"{component}.log"
+        tool = wrapper(tmp_path / f"mine-{component}" / "ptxas", real_ptxas(release), log=log)
         results, stderr = compile_archs(tmp_path / component, archs, **{variable: str(tool)})
         assert "Traceback" not in stderr, stderr
         for arch in archs:
             cells += 1
             row = results[arch]
             if row["ok"]:
+                assert _assembled(log, arch), (release, arch, "the user's ptxas did not run")
+                others = [
+                    w for w in row["warnings"] if not any(a.reference in w for a in ADVISORIES)
+                ]
+                assert others == [], (release, arch, others)
                 continue
             error = str(row["error"])
             assert error.startswith(SHIM_ERRORS), (release, arch, error)

@@ -42,9 +42,15 @@ def _outcome(result: dict[str, Any]) -> tuple[bool, str | None]:
 
 
 def _both(layout: Layout, actions: list[str], env: dict[str, str]) -> tuple[dict, dict]:
-    """The scenario's report with the shim off (stock Triton) and on (the .pth hook)."""
-    off = run_scenario(layout, "none", actions, env=env)
-    on = run_scenario(layout, "hook", actions, env=env)
+    """The scenario's report with the shim off (stock Triton) and on (the .pth hook),
+    each with a Triton cache of its own: the second run compiles and builds itself,
+    never loading what the first built."""
+    off = run_scenario(
+        layout, "none", actions, env={**env, "TRITON_CACHE_DIR": str(layout.root / "cache-off")}
+    )
+    on = run_scenario(
+        layout, "hook", actions, env={**env, "TRITON_CACHE_DIR": str(layout.root / "cache-on")}
+    )
     return off, on
 
 
@@ -56,7 +62,7 @@ def _discovery_env(root: Path) -> dict[str, str]:
 
 def test_compiles_as_without_the_shim(tmp_path: Path) -> None:
     """Every ahead-of-time compile that works without the shim works with it, and the
-    same cubin comes out (same ptxas, same PTX version)."""
+    same cubin comes out (same ptxas, same PTX version), each run with its own cache."""
     layout = Layout(tmp_path, tmp_path / "ptxas.log")
     off, on = _both(layout, COMPILES, _discovery_env(tmp_path))
     for action in COMPILES:
@@ -66,6 +72,8 @@ def test_compiles_as_without_the_shim(tmp_path: Path) -> None:
             on["results"][action],
         )
         assert on["results"][action]["ok"], on["results"][action]
+        same = on["results"][action]["cubin_sha256"] == off["results"][action]["cubin_sha256"]
+        assert same, (action, off["results"][action], on["results"][action])
     assert "AdapterBugWarning" not in on["stderr"], on["stderr"]
     assert on["activation"] is not None and on["activation"]["mode"] in ("knobs", "environ")
 
