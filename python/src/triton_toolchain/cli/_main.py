@@ -304,24 +304,24 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    tc = resolve_all(args.arch)
-    choice = tc[args.component]
-    if choice.error:
-        raise SettingError(choice.error)
     family = args.component in PTXAS_FAMILY and args.arch is not None
     runs = runs_for(args.arch) if family else None
-    if runs is not None and runs.component != args.component:
+    if runs is not None and runs.component == args.component:
+        if runs.path is None:  # what the compile for the target stops with (2: a setting's)
+            print(f"error: for sm_{args.arch}, {runs.error}", file=sys.stderr)
+            return 2 if str(runs.error).startswith(SettingError.__name__) else 1
+        print(runs.path)  # the binary that assembles for the target
+        return 0
+    if runs is not None:
         print(
             f"note: for sm_{args.arch} Triton runs {runs.component}, not {args.component} "
             f"(`triton-toolchain which {runs.component} --arch {args.arch}`)",
             file=sys.stderr,
         )
-    elif runs is not None and runs.path is None:  # what the compile for it stops with
-        print(f"error: for sm_{args.arch}, {runs.error}", file=sys.stderr)
-        return 1
-    elif runs is not None:
-        print(runs.path)  # the binary that assembles for the target
-        return 0
+    tc = resolve_all(args.arch)
+    choice = tc[args.component]
+    if choice.error:
+        raise SettingError(choice.error)
     if choice.path is None:
         print(explain_missing(choice, tc), file=sys.stderr)
         return 1

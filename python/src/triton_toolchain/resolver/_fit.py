@@ -484,13 +484,17 @@ def predicted(arch: int, plan: Plan, namespace: dict[str, Any]) -> Prediction:
     component = ptxas_for(arch, row)
     setting = _setting(plan, component)
     path = setting["value"] if setting else None
-    given = None if row is not None and row.ptxas_lookup == "get_ptxas()" else arch
+    lookup = row.ptxas_lookup if row is not None else "get_ptxas(arch)"
+    given = None if lookup == "get_ptxas()" else arch
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _WARNED.clear()
         _DECIDED.clear()
         try:
-            error: Exception | None = setting_error(plan, "compile")
+            # ``get_ptxas`` stops at a wrong setting first; ``_path_to_binary`` (3.0-3.2,
+            # which run no ptxas-blackwell) judges the ptxas it takes only.
+            guarded = lookup != "_path_to_binary"
+            error: Exception | None = setting_error(plan, "compile") if guarded else None
             release = _release_of(path) if path and error is None else None
             if error is None and (path is None or release is None):
                 error = MissingComponentError(f"no {component} that runs was found")
