@@ -30,11 +30,13 @@ from typing import Any
 
 from .. import __version__
 from ..resolver._catalog import (
+    AMD_GOALS,
     ARCH_RELEASES,
     COMPONENT_NAMES,
     GOALS,
     MANIFEST_COMPONENTS,
     PTXAS_FAMILY,
+    gfx_name,
 )
 from ..resolver._discovery._host import Host
 from ..resolver._discovery._probe import driver_cuda, gpu_arch
@@ -62,12 +64,16 @@ from ._selftest import SelfTestReport, self_test
 _ARCH = re.compile(r"^(?:sm_|compute_)?([0-9]+)(?:\.([0-9]))?[af]?$")
 
 
-def parse_arch(text: str) -> int:
-    """``"90"``, ``"sm_90a"`` and ``"9.0"`` all mean 90."""
+def parse_arch(text: str) -> int | str:
+    """``"90"``, ``"sm_90a"`` and ``"9.0"`` all mean 90; ``"gfx942"`` (an AMD
+    architecture, ``_catalog.gfx_name``) selects Triton's AMD backend."""
+    gfx = gfx_name(text)
+    if gfx is not None:
+        return gfx
     match = _ARCH.match(text.strip())
     if match is None:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not an architecture; write e.g. 90 or sm_90a"
+            f"{text!r} is not an architecture; write e.g. 90 or sm_90a (NVIDIA), gfx942 (AMD)"
         )
     major, minor = match.groups()
     return int(major) * 10 + int(minor) if minor is not None else int(major)
@@ -219,8 +225,56 @@ def _self_test_json(report: SelfTestReport | None) -> dict[str, Any]:
     return {"self_test": {"ok": report.ok, "steps": steps}}
 
 
+def _nvidia_only(args: argparse.Namespace) -> int | None:
+    """``args.arch`` for a command that serves the NVIDIA backend alone; an AMD
+    architecture there is a ``SettingError`` naming what serves it."""
+    if isinstance(args.arch, str):
+        raise SettingError(
+            f"--arch {args.arch}: `{args.cmd}` serves the NVIDIA backend only for now; fix: "
+            f"`triton-toolchain doctor --arch {args.arch}` judges the AMD backend and names "
+            "its HIP runtime (set TRITON_LIBHIP_PATH to it)"
+        )
+    arch: int | None = args.arch
+    return arch
+
+
+def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
+    """``doctor --arch gfx942``: the AMD backend's goals (``_catalog.AMD_GOALS``), its
+    components and those of no backend, resolved for that target."""
+    gfx = args.arch
+    tc = resolve_all(host=host, backend="amd", gfx=gfx)
+    installed = Installed.of(host)
+    judged = judge(tc, installed, goals=AMD_GOALS)
+    name = args.goal if args.goal in (None, "all") or args.goal in AMD_GOALS else None
+    if args.goal is not None and name is None and args.goal not in FOR_ALIASES:
+        raise SettingError(
+            f"--for {args.goal}: the AMD backend has the goals {', '.join(AMD_GOALS)} (and "
+            f"{', '.join(FOR_ALIASES)}); fix: drop --for or give one of them"
+        )
+    verdicts, focus = _focus(judged, args.goal)
+    shown = shown_components(verdicts)
+    wrong = set(shown) & {c.component for c in tc.errors()}
+    status = 2 if wrong else (0 if focus.ready else 1)
+    if args.json:
+        doc = _doctor_json(tc, installed)
+        doc["backend"] = "amd"
+        doc["target"] = gfx
+        doc["goals"] = {n: verdict.to_dict() for n, verdict in judged.items()}
+        print(json.dumps(doc, indent=2))
+        return status
+    target = f"target {gfx} (AMD); {_manifest_line(tc)}"
+    header = _header(tc, installed).rsplit("\n", 1)[0] + "\n" + target
+    text = doctor_report(tc, header=header, verdicts=verdicts, installed=installed)
+    if args.verbose:
+        text = text.rsplit("\n", 2)[0] + doctor_details(tc, shown, installed)
+    print(wrap_long_lines(text))
+    return status
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Host.current(verify=True)
+    if isinstance(args.arch, str):
+        return _doctor_amd(args, host)
     # Without --arch, the GPU present says which ptxas must serve it.
     arch, notes = args.arch, []
     gpu = _arch_of_the_gpu(host) if args.arch is None else None
@@ -289,6 +343,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_env(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     tc = resolve(args.arch)
     script = shell_script(toolchain_env(tc), args.format)
     try:  # the bytes of the paths, whatever standard output's encoding
@@ -303,6 +358,7 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     tc = resolve_all(args.arch)
     choice = tc[args.component]
     if choice.error:
@@ -353,6 +409,7 @@ def _lock_missing(tc: Toolchain, args: argparse.Namespace) -> list[str]:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     tc = _resolve_verified(args.arch)
     components = {
         name: (choice.path, choice.version)
@@ -389,6 +446,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_pkg_config(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     """Write ``triton-toolchain.pc`` (``_pcfile``) to standard output or into ``-o DIR``
     (temporary file and rename, as ``lock``); exit 1 when a component it names is
     missing (it is left out of the file and named on standard error)."""
@@ -418,6 +476,7 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     """Validate a manifest and print ``_resolve.judge_manifest``'s verdict on each entry
     (for packagers: the Nix flake's checks run this on the manifest it writes). A
     rejected entry's line names the manifest and the key."""
@@ -461,6 +520,7 @@ def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         print(
@@ -486,7 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--arch",
             type=parse_arch,
             default=None,
-            help="target GPU architecture, e.g. 90 or sm_90a (default: any)",
+            help="target GPU architecture, e.g. 90 or sm_90a, or an AMD one, gfx942 (doctor; "
+            "default: any)",
         )
         return p
 

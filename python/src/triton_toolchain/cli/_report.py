@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..resolver._catalog import (
+    CATALOG,
     COMPONENT,
     COMPONENTS,
     GOALS,
@@ -198,7 +199,7 @@ class GoalVerdict:
     def missing(self) -> tuple[str, ...]:
         """Components a step lacks (not found or wrongly set), in the catalog's order."""
         names = {b.component for s in self.steps for b in s.blockers if b.component}
-        return tuple(c.name for c in COMPONENTS if c.name in names)
+        return tuple(c.name for c in CATALOG if c.name in names)
 
     @property
     def label(self) -> str:
@@ -316,11 +317,15 @@ def _judge_step(
 
 
 def judge(
-    tc: Toolchain, installed: Installed, refused: Sequence[str] = ()
+    tc: Toolchain,
+    installed: Installed,
+    refused: Sequence[str] = (),
+    goals: Mapping[str, Goal] = GOALS,
 ) -> dict[str, GoalVerdict]:
-    """Every goal of ``GOALS`` judged (see the module docstring)."""
+    """Every goal of ``goals`` (a backend's, ``_catalog.BACKEND_GOALS``) judged (see the
+    module docstring)."""
     verdicts = {}
-    for goal in GOALS.values():
+    for goal in goals.values():
         blockers = tuple(
             Blocker("package", installed.describe(package), PACKAGE_FIX[package])
             for package in goal.packages
@@ -481,7 +486,7 @@ def shown_components(verdicts: Mapping[str, GoalVerdict]) -> list[str]:
     shown = list(verdicts.values())
     every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
     needed = {c for v in shown for s in v.steps for c in s.step.components}
-    return [c.name for c in COMPONENTS if every or c.name in needed]
+    return [c.name for c in CATALOG if (every and c in COMPONENTS) or c.name in needed]
 
 
 def _advised(
@@ -493,7 +498,9 @@ def _advised(
     return [
         (choice, advisory, advised_archs(advisory, name, tc.arch, triton))
         for name in PTXAS_FAMILY
-        if (choice := tc[name]).path is not None and choice.version is not None
+        if name in tc.choices
+        and (choice := tc[name]).path is not None
+        and choice.version is not None
         for advisory in advisories_for(name, choice.version, tc.arch, triton)
     ]
 
