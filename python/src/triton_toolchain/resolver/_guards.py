@@ -302,3 +302,21 @@ def trusted_lookup(
         f"Triton would run {first} as {component}: {refused[first]}.\n"
         f"  fix: {_trust.fix_for(refused[first])}{trust_story(plan, component, first)}"
     )
+
+
+def hip_runtime() -> str:
+    """The HIP runtime Triton's AMD launcher is to open (``_triton.hip_lookup``): the AMD
+    backend resolved for this process's user environment (``resolve_all(backend="amd")``;
+    ``TRITON_LIBHIP_PATH`` is its explicit setting). A wrong setting is the shim's
+    ``SettingError``, none usable a ``MissingComponentError`` with every place looked at
+    and every rejection (a ROCm too old for this Triton among them)."""
+    from ..runtime._process import user_environ  # noqa: PLC0415  an AMD launcher build only
+    from ._discovery._host import Host  # noqa: PLC0415
+    from ._resolve import resolve_all  # noqa: PLC0415
+
+    choice = resolve_all(host=Host.current(user_environ()), backend="amd")["libamdhip64"]
+    if choice.error:
+        raise SettingError(choice.error)
+    if choice.path is None:
+        raise MissingComponentError(choice.explain())
+    return choice.path
