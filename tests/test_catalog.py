@@ -19,8 +19,8 @@ from triton_layouts import nvidia_dir
 from triton_toolchain.cli._report import _read_version
 from triton_toolchain.resolver._catalog import (
     ARCH_RELEASES,
-    COMPONENT,
     CATALOG,
+    COMPONENT,
     COMPONENTS,
     GOALS,
     MACHINES,

@@ -15,8 +15,8 @@ from test_resolve import host_of, machine
 from triton_toolchain.resolver._catalog import (
     AT_IMPORT_IF_IN_MANIFEST,
     AT_IMPORT_IF_NAMED,
-    COMPONENT,
     CATALOG,
+    COMPONENT,
     COMPONENTS,
     PARTS,
     Part,

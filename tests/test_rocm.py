@@ -1,0 +1,351 @@
+"""Triton's AMD backend: ``doctor --arch gfx942`` and the HIP runtime Triton's launcher
+opens, on the layouts ROCm comes in.
+
+Real files: Debian's ``libamdhip64-5`` (ROCm 5.2.3, installed by ``tools/test.sh``)
+copied into each layout, and a gcc-built stand-in (``hip_standin``) for the releases
+Debian lacks. System paths (``/opt``, ``/run/opengl-driver``) are laid out in private
+mount namespaces (``unshare -m``). What doctor says is checked against what runs: Triton's
+own launcher (``HIPUtils``: its ``driver.c`` built and loaded, which opens the library and
+checks its release) in the same layout, with the shim active and with stock Triton; and
+Triton's real ahead-of-time compile for ``GPUTarget("hip", "gfx942", 64)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import require_tool
+from hip_standin import DEBIAN_LIBRARY, DEBIAN_RELEASE, real_library, standin
+from triton_toolchain.cli._main import parse_arch
+from triton_toolchain.resolver._catalog import GFX_RULES, rocm_problem, triton_release
+
+pytestmark = pytest.mark.root  # mount namespaces
+
+TRITON_TOO_OLD = "ROCm 5.2 is older than Triton 3.9 and later accept"
+# What Triton 3.9's launcher says of the real 5.2.3 library (backends/amd/driver.c).
+TRITON_REFUSES = "libamdhip64 version 5.2.21153 is not supported! Required major version is >=6."
+MARK = "hip-launcher: "
+# Triton's launcher (HIPUtils: driver.c built against the wheel's HIP headers and loaded,
+# which dlopens the library, checks hipDriverGetVersion and resolves its symbols).
+LAUNCHER = f"""
+import json
+from triton.backends.amd import driver
+try:
+    driver.HIPUtils()
+    result = {{"ok": True, "path": driver._get_path_to_hip_runtime_dylib()}}
+except Exception as exc:
+    result = {{"ok": False, "error": f"{{type(exc).__name__}}: {{exc}}"}}
+print({MARK!r} + json.dumps(result))
+"""
+
+
+def _environ(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """This environment without the settings the layouts make, with private caches."""
+    named = ("TRITON_", "ROCM_PATH", "HIP_PATH", "LD_LIBRARY_PATH", "CONDA_PREFIX", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(named)}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton-cache")
+    env.update(extra)
+    return env
+
+
+def _run(argv: list[str], env: dict[str, str], script: str) -> subprocess.CompletedProcess[str]:
+    """``argv`` in a private mount namespace set up by ``script`` (``sh``)."""
+    unshare = require_tool("unshare", "util-linux")
+    return subprocess.run(
+        [
+            unshare,
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-euc",
+            f'{script}\nexec "$@"',
+            "sh",
+            *argv,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def doctor(gfx: str, env: dict[str, str], script: str = ":") -> tuple[int, dict[str, Any]]:
+    done = _run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--arch", gfx, "--json"], env, script
+    )
+    assert done.returncode in (0, 1, 2), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def launcher(env: dict[str, str], script: str = ":") -> dict[str, Any]:
+    done = _run([sys.executable, "-c", LAUNCHER], env, script)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(MARK)]
+    assert lines, (done.stdout, done.stderr)
+    result: dict[str, Any] = json.loads(lines[-1][len(MARK) :])
+    return result
+
+
+# A layout: where the library goes (under the test's directory), the environment that
+# points there, the namespace's setup, and the path doctor sees. Each takes a builder,
+# ``make(directory) -> path of the library Triton would be given``.
+Layout = tuple[dict[str, str], str, str, str]  # env, script, path seen, source
+
+
+def _opt_rocm_versioned(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    name = make(tmp / "opt" / "rocm-6.4.1" / "lib").name
+    return {}, f"mount --bind {tmp / 'opt'} /opt", f"/opt/rocm-6.4.1/lib/{name}", "opt-rocm"
+
+
+def _rocm_path(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    path = make(tmp / "rocm" / "lib")
+    return {"ROCM_PATH": str(tmp / "rocm")}, ":", str(path), "ROCM_PATH"
+
+
+def _hip_path(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    path = make(tmp / "hip" / "lib")
+    return {"HIP_PATH": str(tmp / "hip")}, ":", str(path), "HIP_PATH"
+
+
+def _ld_library_path(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    path = make(tmp / "libs")
+    return {"LD_LIBRARY_PATH": str(tmp / "libs")}, ":", str(path), "LD_LIBRARY_PATH"
+
+
+def _nixos(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    # NixOS: the driver's libraries in /run/opengl-driver/lib, no ROCm in /opt.
+    name = make(tmp / "opengl-driver" / "lib").name
+    script = (
+        "mount -t tmpfs tmpfs /run\nmkdir /run/opengl-driver\n"
+        f"mount --bind {tmp / 'opengl-driver'} /run/opengl-driver"
+    )
+    return {}, script, f"/run/opengl-driver/lib/{name}", "nixos"
+
+
+def _conda(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    path = make(tmp / "conda" / "lib")
+    return {"CONDA_PREFIX": str(tmp / "conda")}, ":", str(path), "conda"
+
+
+def _torch_wheel(tmp: Path, make: Callable[[Path], Path]) -> Layout:
+    # PyTorch's ROCm wheel keeps the HIP runtime in torch/lib (what Triton looks at).
+    torch = tmp / "site" / "torch"
+    path = make(torch / "lib")
+    (torch / "__init__.py").write_text("")
+    (torch / "version.py").write_text("__version__ = '2.9.0+rocm6.4'\ncuda = None\nhip = '6.4'\n")
+    return {"PYTHONPATH": str(tmp / "site")}, ":", str(path), "torch"
+
+
+LAYOUTS: dict[str, Callable[[Path, Callable[[Path], Path]], Layout]] = {
+    "opt-rocm-X.Y.Z-only": _opt_rocm_versioned,
+    "ROCM_PATH": _rocm_path,
+    "HIP_PATH": _hip_path,
+    "LD_LIBRARY_PATH": _ld_library_path,
+    "nixos": _nixos,
+    "conda": _conda,
+    "torch-wheel": _torch_wheel,
+}
+# The layouts stock Triton 3.9 finds a library in by itself: it looks for the
+# unversioned libamdhip64.so in the torch/lib of the site directories (not of the torch
+# that `import torch` gives, here on PYTHONPATH), LD_LIBRARY_PATH, HIP_PATH, ROCM_PATH,
+# the linker cache and /opt/rocm/lib only.
+STOCK_FINDS = {"ROCM_PATH", "HIP_PATH", "LD_LIBRARY_PATH"}
+
+
+def _source(doc: dict[str, Any]) -> dict[str, Any]:
+    hip: dict[str, Any] = doc["components"]["libamdhip64"]
+    return hip
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_a_rocm_6_4_runtime_is_found_in_each_layout_and_is_what_triton_opens(
+    tmp_path: Path, name: str
+) -> None:
+    extra, script, seen, source = LAYOUTS[name](tmp_path, lambda d: standin(d, (6, 4, 43482)))
+    env = _environ(tmp_path, **extra)
+    status, doc = doctor("gfx942", env, script)
+    hip = _source(doc)
+    assert (status, doc["backend"], doc["target"]) == (0, "amd", "gfx942"), doc["goals"]
+    assert (hip["path"], hip["version"], hip["source"]) == (
+        seen,
+        "6.4.43482",
+        f"discovered:{source}",
+    )
+    assert doc["goals"]["triton"]["steps"] == {"compile": True, "launch": True}
+    # Triton's launcher, with the shim: it opens the library doctor named.
+    assert launcher(env, script) == {"ok": True, "path": seen}
+    # Stock Triton finds it only in the layouts its own search covers.
+    stock = launcher({**env, "TRITON_TOOLCHAIN": "off"}, script)
+    if name in STOCK_FINDS:
+        assert stock["ok"], stock
+    else:
+        assert not stock["ok"] and "cannot locate libamdhip64.so" in stock["error"], stock
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_debians_real_rocm_5_2_library_is_refused_in_each_layout_as_triton_refuses_it(
+    tmp_path: Path, name: str
+) -> None:
+    extra, script, seen, source = LAYOUTS[name](tmp_path, real_library)
+    env = _environ(tmp_path, **extra)
+    status, doc = doctor("gfx942", env, script)
+    hip = _source(doc)
+    assert status == 1 and hip["path"] is None, hip
+    verdict = doc["goals"]["triton"]
+    assert verdict["steps"] == {"compile": True, "launch": False}
+    assert verdict["missing"] == ["libamdhip64"] and "ROCm 6 or newer" in verdict["fix"]
+    refused = {r["path"]: r for r in hip["rejected"]}
+    assert refused[seen]["source"] == f"discovered:{source}"
+    assert refused[seen]["reason"].startswith(TRITON_TOO_OLD), refused[seen]
+    # Triton's own launcher, given that library, refuses it for the same reason.
+    given = launcher({**env, "TRITON_TOOLCHAIN": "off", "TRITON_LIBHIP_PATH": seen}, script)
+    assert given == {"ok": False, "error": f"RuntimeError: {TRITON_REFUSES}"}
+    # With the shim, the launcher stops with doctor's account instead.
+    shim = launcher(env, script)
+    assert not shim["ok"] and shim["error"].startswith(
+        "MissingComponentError: libamdhip64 not found"
+    )
+    assert f"{seen} (discovered:{source}): {TRITON_TOO_OLD}" in shim["error"]
+
+
+def test_debians_multiarch_package_as_installed_is_read_from_the_file(tmp_path: Path) -> None:
+    """The package itself (``/usr/lib/x86_64-linux-gnu/libamdhip64.so.5``, no
+    unversioned link): found through the linker cache and refused, its release read from
+    the library (5.2.21153), which Triton's launcher reports the same."""
+    status, doc = doctor("gfx942", _environ(tmp_path))
+    hip = _source(doc)
+    reasons = {r["path"]: r["reason"] for r in hip["rejected"]}
+    multiarch = [p for p in reasons if p.endswith("-linux-gnu/libamdhip64.so.5")]
+    assert status == 1 and multiarch, hip
+    assert all(reasons[p].startswith(TRITON_TOO_OLD) for p in multiarch)
+    assert os.path.realpath(multiarch[0]) == str(DEBIAN_LIBRARY.resolve())
+    given = launcher(
+        _environ(tmp_path, TRITON_TOOLCHAIN="off", TRITON_LIBHIP_PATH=str(DEBIAN_LIBRARY))
+    )
+    assert given["error"] == f"RuntimeError: {TRITON_REFUSES}"
+    assert DEBIAN_RELEASE in given["error"]
+
+
+def test_the_gpu_architecture_needs_its_rocm_release(tmp_path: Path) -> None:
+    """gfx12 (RX 9000) needs ROCm 6.4: a 6.3 runtime is refused for gfx1201 with the
+    rule's source and taken for gfx942; a 6.4 one serves both."""
+    env = _environ(tmp_path, ROCM_PATH=str(tmp_path / "r63"))
+    path = standin(tmp_path / "r63" / "lib", (6, 3, 42131))
+    status, doc = doctor("gfx1201", env)
+    refused = {r["path"]: r["reason"] for r in _source(doc)["rejected"]}
+    rule = next(r for r in GFX_RULES if r.prefix == "gfx12")
+    assert status == 1 and refused[str(path)] == (
+        f"ROCm 6.3 cannot run gfx1201, needs 6.4 or newer ({rule.source})"
+    )
+    status, doc = doctor("gfx942", env)
+    assert status == 0 and _source(doc)["path"] == str(path)
+    env = _environ(tmp_path, ROCM_PATH=str(tmp_path / "r64"))
+    path = standin(tmp_path / "r64" / "lib", (6, 4, 0))
+    status, doc = doctor("gfx1201", env)
+    assert status == 0 and _source(doc)["path"] == str(path)
+
+
+def test_a_wrong_triton_libhip_path_is_an_error_naming_it(tmp_path: Path) -> None:
+    """TRITON_LIBHIP_PATH is checked like the rest: the real 5.2 library is exit status
+    2 with the variable, its value, the reason and the fix; a file of another name is
+    refused as Triton would refuse it."""
+    real = real_library(tmp_path / "deb")
+    status, doc = doctor("gfx942", _environ(tmp_path, TRITON_LIBHIP_PATH=str(real)))
+    error = _source(doc)["error"]
+    assert status == 2 and error.startswith(f"TRITON_LIBHIP_PATH={str(real)!r}: {TRITON_TOO_OLD}")
+    assert "fix: install ROCm 6 or newer" in error
+    other = tmp_path / "libhip.so"
+    other.write_bytes(b"")
+    status, doc = doctor("gfx942", _environ(tmp_path, TRITON_LIBHIP_PATH=str(other)))
+    assert status == 2 and "is not named libamdhip64.so*" in _source(doc)["error"]
+
+
+def test_doctor_screen_for_gfx942_names_the_target_and_the_fix(tmp_path: Path) -> None:
+    done = _run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--arch", "gfx942"],
+        _environ(tmp_path, COLUMNS="200"),
+        ":",
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert "target gfx942 (AMD); manifest: none" in lines
+    goal = next(line for line in lines if line.startswith("Triton kernels (AMD)"))
+    assert goal.endswith(
+        "partly: can compile kernels; cannot launch kernels: libamdhip64 not found"
+    )
+    assert any(line.startswith("  fix: install ROCm 6 or newer") for line in lines)
+    assert any("libamdhip64.so.5" in line and TRITON_TOO_OLD in line for line in lines)
+
+
+def test_other_commands_say_they_serve_nvidia_only(tmp_path: Path) -> None:
+    done = _run(
+        [sys.executable, "-m", "triton_toolchain", "env", "--arch", "gfx942"],
+        _environ(tmp_path),
+        ":",
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --arch gfx942: `env` serves the NVIDIA backend only")
+
+
+def test_parse_arch_takes_amd_names_and_keeps_nvidia_numbers() -> None:
+    assert parse_arch("gfx942") == "gfx942" and parse_arch("gfx90a:xnack-") == "gfx90a"
+    assert parse_arch("GFX1201") == "gfx1201"
+    assert parse_arch("sm_90a") == 90 and parse_arch("9.0") == 90 and parse_arch("100") == 100
+
+
+def test_the_minimum_is_triton_39s_own() -> None:
+    """``TritonRelease.hip_major_min`` of 3.9 is the number the installed Triton's
+    launcher source checks."""
+    import triton
+
+    source = Path(triton.__file__).parent / "backends" / "amd" / "driver.c"
+    text = source.read_text()
+    release = triton_release((3, 9))
+    assert release is not None
+    assert f"#define TRITON_HIP_DRIVER_REQ_MAJOR_VERSION ({release.hip_major_min})" in text
+    assert rocm_problem("6.0.0", release, "gfx942") is None
+    assert rocm_problem("5.7.31921", release, "gfx942") is not None
+
+
+AOT = """
+import json, triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from triton_toolchain.cli import _kernel
+src = ASTSource(_kernel.add_kernel, _kernel.SIGNATURE, constexprs=_kernel.CONSTEXPRS)
+kernel = triton.compile(src, target=GPUTarget("hip", "gfx942", 64))
+import triton_toolchain
+act = triton_toolchain.activate()
+patched = [k for k in act.applied if k.endswith("._get_path_to_hip_runtime_dylib")]
+print(json.dumps({"hsaco": len(kernel.asm["hsaco"]), "mode": act.mode, "patched": patched}))
+"""
+
+
+def test_triton_compiles_for_gfx942_ahead_of_time_as_doctor_says(tmp_path: Path) -> None:
+    """doctor's compile step for gfx942 is ready with nothing from ROCm on the machine;
+    Triton's real compile (LLVM to a code object, linked in process) agrees, with the
+    shim active, while the launch step waits for a HIP runtime."""
+    env = _environ(tmp_path)
+    _, doc = doctor("gfx942", env)
+    assert doc["goals"]["triton"]["steps"]["compile"] is True
+    done = subprocess.run(
+        [sys.executable, "-c", AOT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["hsaco"] > 0 and result["mode"] == "knobs", result
+    assert result["patched"] == ["patch:triton.backends.amd.driver._get_path_to_hip_runtime_dylib"]
