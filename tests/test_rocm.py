@@ -349,3 +349,23 @@ def test_triton_compiles_for_gfx942_ahead_of_time_as_doctor_says(tmp_path: Path)
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["hsaco"] > 0 and result["mode"] == "knobs", result
     assert result["patched"] == ["patch:triton.backends.amd.driver._get_path_to_hip_runtime_dylib"]
+
+
+def test_without_a_gpu_doctor_shows_the_amd_compile_goal_beside_nvidias(tmp_path: Path) -> None:
+    """No GPU, no --arch: the NVIDIA goals as before, and the AMD backend's compile goal
+    (ready: Triton 3.9 compiles for AMD with nothing from the machine), in the JSON
+    apart from the NVIDIA goals."""
+    env = _environ(tmp_path, COLUMNS="100")
+    done = _run([sys.executable, "-m", "triton_toolchain", "doctor", "--json"], env, ":")
+    doc = json.loads(done.stdout)
+    assert list(doc["goals"]) == ["triton", "torch-gpu", "torch-cpu", "extensions"]
+    amd = doc["other_backends"]["amd"]["goals"]["triton"]
+    assert (amd["title"], amd["verdict"], amd["steps"]) == (
+        "compile for AMD",
+        "ready",
+        {"compile": True},
+    )
+    done = _run([sys.executable, "-m", "triton_toolchain", "doctor"], env, ":")
+    assert "compile for AMD       ready" in done.stdout.splitlines()
+    done = _run([sys.executable, "-m", "triton_toolchain", "doctor", "--arch", "90"], env, ":")
+    assert "compile for AMD" not in done.stdout

@@ -271,13 +271,11 @@ def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
     return status
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
-    host = Host.current(verify=True)
-    if isinstance(args.arch, str):
-        return _doctor_amd(args, host)
-    # Without --arch, the GPU present says which ptxas must serve it.
-    arch, notes = args.arch, []
-    gpu = _arch_of_the_gpu(host) if args.arch is None else None
+def _target(asked: int | None, host: Host) -> tuple[int | None, int | None, list[str]]:
+    """The target to judge (``asked``; without ``--arch``, the GPU present says which
+    ptxas must serve it), the GPU's architecture and what doctor notes of it."""
+    arch, notes = asked, []
+    gpu = _arch_of_the_gpu(host) if asked is None else None
     if gpu is not None and gpu not in ARCH_RELEASES:  # not known: said, not judged
         notes.append(
             f"the GPU reports compute capability {gpu // 10}.{gpu % 10}, which "
@@ -287,6 +285,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     elif gpu is not None:
         arch = gpu
         notes.append(f"target sm_{arch}: the GPU's, as its driver reports it")
+    return arch, gpu, notes
+
+
+def _amd_compile(tc: Toolchain, installed: Installed) -> GoalVerdict | None:
+    """Where no GPU says which backend and no target is asked for: the AMD backend's
+    compile goal too, where the installed Triton's AMD backend was read (3.9: it
+    compiles with nothing from the machine; `--arch gfx942` judges the launch)."""
+    if installed.triton_release is None or installed.triton_release.hip_major_min is None:
+        return None
+    goal = AMD_GOALS["triton"]
+    compiling = {"triton": goal._replace(title="compile for AMD", steps=goal.steps[:1])}
+    return judge(tc, installed, goals=compiling)["triton"]
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    host = Host.current(verify=True)
+    if isinstance(args.arch, str):
+        return _doctor_amd(args, host)
+    arch, gpu, notes = _target(args.arch, host)
     tc = resolve_all(arch, host=host)
     tc = _note_driver_fit(tc.replace(notes=(*notes, *tc.notes)), host)
     installed = Installed.of(host)
@@ -303,6 +320,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
     verdicts, focus = _focus(judged, args.goal)
+    amd = _amd_compile(tc, installed) if (args.arch, gpu, args.goal) == (None,) * 3 else None
+    verdicts = {**verdicts, "triton-amd": amd} if amd is not None else verdicts
     rejected = manifest_rejections(tc, host)
     # A wrong setting is exit status 2 where the goal asked for uses it; a setting of
     # another goal's component (a stale CUDA_HOME for `--for compile`) is only noted.
@@ -318,6 +337,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         doc["refused_by_triton"] = list(refused)
         doc["advisories"] = advisories(tc, installed.triton_release)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
+        if amd is not None:  # the other backend's compile goal (`--arch gfx942`: all of it)
+            doc["other_backends"] = {"amd": {"goals": {"triton": amd.to_dict()}}}
         doc["manifest_rejections"] = rejected
         doc.update(_self_test_json(report))
         print(json.dumps(doc, indent=2))

@@ -482,9 +482,12 @@ def _details(choice: Choice, tc: Toolchain) -> str:
 
 def shown_components(verdicts: Mapping[str, GoalVerdict]) -> list[str]:
     """The components the table shows: those the shown goals' steps need, every one
-    when every goal is shown whole."""
+    of ``COMPONENTS`` when every NVIDIA goal is shown whole."""
     shown = list(verdicts.values())
-    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
+    every = all(
+        (v := verdicts.get(n)) is not None and v.goal is g and len(v.steps) == len(g.steps)
+        for n, g in GOALS.items()
+    )
     needed = {c for v in shown for s in v.steps for c in s.step.components}
     return [c.name for c in CATALOG if (every and c in COMPONENTS) or c.name in needed]
 
