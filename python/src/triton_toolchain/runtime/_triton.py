@@ -127,7 +127,7 @@ def clear_caches() -> None:
     (``TRITON_CACHES``, ``CUDABackend.hash``, ``runtime.build._find_compiler``)."""
     kinds: tuple[Literal["compiler", "driver"], ...] = ("compiler", "driver")
     for kind in kinds:
-        for _, namespace in namespaces(kind):
+        for _, namespace in namespaces(kind, "nvidia"):  # the AMD lookup has its own
             for name in TRITON_CACHES[kind]:
                 func = namespace.get(name)
                 for f in (func, getattr(func, ORIGINAL, None)):
@@ -519,7 +519,7 @@ def patch_lookups(
 ) -> None:
     """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete``), and the driver's
     lookups (``patch_driver_lookups``)."""
-    for where, namespace in namespaces("compiler"):
+    for where, namespace in namespaces("compiler", "nvidia"):  # the ptxas family's
 
         def make(original: Any, namespace: Namespace = namespace) -> object:
             return guard_get_ptxas(original, plan, namespace, complete)
@@ -605,7 +605,7 @@ def replace_build(
     if state.impl is None:
         state.impl = LauncherBuild(plan, complete)
     impl = state.impl
-    for where, namespace in namespaces("driver"):
+    for where, namespace in namespaces("driver", "nvidia"):
         if "_build" not in namespace:
             continue
         if (where, "_build") not in state.patches.made and namespace["_build"] is not triton_build:
