@@ -369,3 +369,43 @@ def test_without_a_gpu_doctor_shows_the_amd_compile_goal_beside_nvidias(tmp_path
     assert "compile for AMD       ready" in done.stdout.splitlines()
     done = _run([sys.executable, "-m", "triton_toolchain", "doctor", "--arch", "90"], env, ":")
     assert "compile for AMD" not in done.stdout
+
+
+TWO_COPIES = """
+import ctypes, json, sys
+ctypes.CDLL(sys.argv[1])  # a HIP runtime already in the process (torch's, say)
+from triton_toolchain.resolver._resolve import resolve_all
+hip = resolve_all(backend="amd", gfx="gfx942")["libamdhip64"]
+print(json.dumps({"path": hip.path, "source": str(hip.source), "error": hip.error}))
+"""
+
+
+def test_a_second_hip_runtime_beside_one_already_loaded_is_refused(tmp_path: Path) -> None:
+    """Two HIP runtimes in one process cannot work: the one already mapped is taken
+    (Triton takes it first too), and TRITON_LIBHIP_PATH naming another is an error
+    saying which one is loaded (Triton 3.9 refuses only TheRock's over another)."""
+    loaded = standin(tmp_path / "a", (6, 4, 0))
+    other = standin(tmp_path / "b" / "lib", (6, 4, 1))
+    real = os.path.realpath(loaded)
+
+    def resolved(**extra: str) -> dict[str, Any]:
+        env = _environ(tmp_path, TRITON_TOOLCHAIN="off", **extra)
+        done = subprocess.run(
+            [sys.executable, "-c", TWO_COPIES, str(loaded)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        got: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+        return got
+
+    got = resolved(ROCM_PATH=str(tmp_path / "b"))
+    assert (got["path"], got["source"]) == (real, "discovered:loaded-in-process"), got
+    got = resolved(TRITON_LIBHIP_PATH=str(other))
+    assert got["path"] is None and got["error"].startswith(
+        f"TRITON_LIBHIP_PATH={str(other)!r}: this process has already loaded another HIP "
+        f"runtime, {real}"
+    ), got
