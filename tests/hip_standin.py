@@ -43,13 +43,34 @@ def hip_version(release: tuple[int, int, int]) -> int:
     return major * 10000000 + minor * 100000 + patch
 
 
-def standin(directory: Path, release: tuple[int, int, int], *, dev: bool = True) -> Path:
+# With ``loaded_marker``: a constructor that creates that file when the library is
+# loaded, so a test can tell that nothing loaded a planted copy.
+MARKER_SOURCE = """
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void loaded(void) {
+  int fd = open("MARKER", O_WRONLY | O_CREAT, 0644);
+  if (fd >= 0) close(fd);
+}
+"""
+
+
+def standin(
+    directory: Path,
+    release: tuple[int, int, int],
+    *,
+    dev: bool = True,
+    loaded_marker: Path | None = None,
+) -> Path:
     """Build the stand-in for ``release`` into ``directory``; the path Triton would be
     given (``libamdhip64.so`` with ``dev``, else the SONAME file)."""
     directory.mkdir(parents=True, exist_ok=True)
     soname = f"libamdhip64.so.{release[0]}"
     source = directory / "hip_standin.c"
-    source.write_text(SOURCE.replace("VERSION", str(hip_version(release))))
+    text = SOURCE.replace("VERSION", str(hip_version(release)))
+    if loaded_marker is not None:
+        text += MARKER_SOURCE.replace("MARKER", str(loaded_marker))
+    source.write_text(text)
     subprocess.run(
         [GCC, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(directory / soname), source],
         check=True,

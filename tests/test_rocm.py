@@ -16,7 +16,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -409,3 +410,39 @@ def test_a_second_hip_runtime_beside_one_already_loaded_is_refused(tmp_path: Pat
         f"TRITON_LIBHIP_PATH={str(other)!r}: this process has already loaded another HIP "
         f"runtime, {real}"
     ), got
+
+
+@pytest.fixture
+def mallory() -> Iterator[str]:
+    """A real user, made with useradd for this test and removed after it."""
+    name = f"tthip{uuid.uuid4().hex[:6]}"
+    useradd = require_tool("useradd", "passwd")
+    subprocess.run([useradd, "-M", "-U", "-s", "/usr/sbin/nologin", name], check=True)
+    try:
+        yield name
+    finally:
+        subprocess.run([require_tool("userdel", "passwd"), name], check=False)
+
+
+def test_a_hip_runtime_another_user_planted_is_never_loaded(tmp_path: Path, mallory: str) -> None:
+    """A libamdhip64 in a directory another user owns, first on LD_LIBRARY_PATH (where
+    stock Triton takes it): refused for trust before anything asks it its version, and
+    the next one, root's, is taken; the planted library's constructor never ran."""
+    marker = tmp_path / "planted-library-was-loaded"
+    planted_dir = tmp_path / "planted"
+    standin(planted_dir, (6, 4, 0), loaded_marker=marker)
+    chown = require_tool("chown", "coreutils")
+    subprocess.run([chown, "-R", f"{mallory}:{mallory}", str(planted_dir)], check=True)
+    good = standin(tmp_path / "rocm" / "lib", (6, 4, 1))
+    env = _environ(tmp_path, LD_LIBRARY_PATH=str(planted_dir), ROCM_PATH=str(tmp_path / "rocm"))
+    status, doc = doctor("gfx942", env)
+    hip = _source(doc)
+    assert (status, hip["path"]) == (0, str(good)), hip
+    reasons = {r["path"]: r["reason"] for r in hip["rejected"]}
+    assert mallory in reasons[str(planted_dir / "libamdhip64.so")], reasons
+    assert launcher(env) == {"ok": True, "path": str(good)}
+    assert not marker.exists()
+    # Stock Triton loads the planted one (its constructor runs).
+    stock = launcher({**env, "TRITON_TOOLCHAIN": "off"})
+    assert stock == {"ok": True, "path": str(planted_dir / "libamdhip64.so")}
+    assert marker.exists()
