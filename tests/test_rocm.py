@@ -446,3 +446,25 @@ def test_a_hip_runtime_another_user_planted_is_never_loaded(tmp_path: Path, mall
     stock = launcher({**env, "TRITON_TOOLCHAIN": "off"})
     assert stock == {"ok": True, "path": str(planted_dir / "libamdhip64.so")}
     assert marker.exists()
+
+
+def test_a_manifests_driver_dirs_serve_the_amd_backend_too(tmp_path: Path) -> None:
+    """A manifest's driver_dirs (the host's driver directories, schema unchanged) are
+    looked in for libamdhip64.so: one there of ROCm 6.4 is taken under the manifest's
+    name; Debian's 5.2 there is refused as the manifest's entry, and discovery goes on."""
+    good = standin(tmp_path / "hip", (6, 4, 2))
+    old = real_library(tmp_path / "old")
+    manifest = tmp_path / "manifest.json"
+    for directory, ok in ((good.parent, True), (old.parent, False)):
+        document = {"schema": 2, "driver_dirs": [str(directory)], "components": {}}
+        manifest.write_text(json.dumps(document))
+        env = _environ(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+        status, doc = doctor("gfx942", env)
+        hip = _source(doc)
+        if ok:
+            assert (status, hip["path"], hip["source"]) == (0, str(good), f"manifest:{manifest}")
+            continue
+        refused = {r["path"]: r for r in hip["rejected"]}
+        assert status == 1 and hip["path"] is None
+        assert refused[str(old)]["source"] == f"manifest:{manifest}"
+        assert refused[str(old)]["reason"].startswith(TRITON_TOO_OLD)
