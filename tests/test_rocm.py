@@ -468,3 +468,42 @@ def test_a_manifests_driver_dirs_serve_the_amd_backend_too(tmp_path: Path) -> No
         assert status == 1 and hip["path"] is None
         assert refused[str(old)]["source"] == f"manifest:{manifest}"
         assert refused[str(old)]["reason"].startswith(TRITON_TOO_OLD)
+
+
+def test_therocks_rocm_sdk_is_left_to_triton_and_said(tmp_path: Path) -> None:
+    """Where TheRock's ``rocm_sdk`` is importable, Triton 3.9 takes its library first:
+    the shim's lookup hands over to Triton's, and doctor says so beside its choice."""
+    therock = standin(tmp_path / "therock" / "lib", (7, 0, 0))
+    package = tmp_path / "site" / "rocm_sdk"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        f"def find_libraries(*names):\n    return [{str(therock)!r}]\n"
+    )
+    other = standin(tmp_path / "rocm" / "lib", (6, 4, 0))
+    env = _environ(tmp_path, PYTHONPATH=str(tmp_path / "site"), ROCM_PATH=str(tmp_path / "rocm"))
+    status, doc = doctor("gfx942", env)
+    hip = _source(doc)
+    assert (status, hip["path"]) == (0, str(other))
+    assert any(n.startswith(f"TheRock's rocm_sdk is installed ({package})") for n in hip["notes"])
+    assert launcher(env) == {"ok": True, "path": str(therock)}
+    # TRITON_LIBHIP_PATH chooses another, for the shim and for Triton alike.
+    chosen = _environ(tmp_path, PYTHONPATH=str(tmp_path / "site"), TRITON_LIBHIP_PATH=str(other))
+    assert launcher(chosen) == {"ok": True, "path": str(other)}
+
+
+def test_a_relative_rocm_path_is_refused_where_it_names_a_library(tmp_path: Path) -> None:
+    """ROCM_PATH=rocm (relative: Triton joins it to wherever the program runs) is
+    refused, saying so, though a ROCm 6.4 library lies there from this directory."""
+    standin(tmp_path / "rocm" / "lib", (6, 4, 0))
+    env = _environ(tmp_path, ROCM_PATH="rocm")
+    done = _run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--arch", "gfx942", "--json"],
+        env,
+        f"cd {tmp_path}",
+    )
+    hip = _source(json.loads(done.stdout))
+    assert hip["path"] != str(tmp_path / "rocm" / "lib" / "libamdhip64.so")
+    refused = {r["path"]: r["reason"] for r in hip["rejected"]}
+    assert refused[str(tmp_path / "rocm" / "lib" / "libamdhip64.so")] == (
+        "ROCM_PATH='rocm' is relative (to wherever the program runs); give it absolute"
+    )

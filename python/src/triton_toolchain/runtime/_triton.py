@@ -498,7 +498,7 @@ def hip_lookup(original: Callable[[], str]) -> Callable[[], str]:
     def _get_path_to_hip_runtime_dylib() -> str:
         from ..resolver._guards import hip_runtime  # noqa: PLC0415  an AMD launcher only
 
-        return hip_runtime()
+        return hip_runtime(original)
 
     setattr(_get_path_to_hip_runtime_dylib, ORIGINAL, original)
     return _get_path_to_hip_runtime_dylib

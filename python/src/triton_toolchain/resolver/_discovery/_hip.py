@@ -20,7 +20,8 @@ Search order: Triton 3.9's own, then the layouts it misses:
 
 1. already mapped into this process (``/proc/self/maps``);
 2. Triton's ``backends/amd/lib``; torch's ``lib`` (PyTorch's ROCm wheels);
-3. absolute ``LD_LIBRARY_PATH`` entries; ``$HIP_PATH/lib``; ``$ROCM_PATH/lib``;
+3. absolute ``LD_LIBRARY_PATH`` entries; ``$HIP_PATH/lib``; ``$ROCM_PATH/lib`` (a
+   relative value is refused where it names a library: the program's directory decides);
 4. the linker cache's ``libamdhip64.so`` entries, then its versioned ones (Triton takes
    only an entry ending in ``libamdhip64.so``, which a runtime-only package has none of);
 5. ``/opt/rocm/lib``, then ``/opt/rocm-X.Y.Z/lib``, newest first (containers);
@@ -29,8 +30,8 @@ Search order: Triton 3.9's own, then the layouts it misses:
    ``libamdhip64-5``/``-6`` packages), ``/usr/lib64``, ``/usr/lib``.
 
 In each directory ``libamdhip64.so`` comes first, then ``libamdhip64.so.<N>`` newest
-first. TheRock's ``rocm_sdk`` Python package is not asked (not imported here): name its
-library with ``TRITON_LIBHIP_PATH``.
+first. TheRock's ``rocm_sdk`` Python package is not imported here: where it is installed,
+Triton takes its library first, and the shim leaves that to Triton (a note says so).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from ...runtime._process import AMD_STEM, MAPS, loaded_drivers
 from .._catalog import MACHINES, rocm_problem
+from .._model import Choice, Source, SourceKind
 from . import _fs
 from ._driver import SYSTEM_DIRS, ld_library_dirs, linker_cache
 from ._elf import machine_problem, read_elf
@@ -148,6 +150,12 @@ def environment(host: Host, ctx: Context) -> Iterator[Candidate]:
         value = host.environ.get(variable) or ""
         if os.path.isabs(value):
             yield from _in(variable, Path(value) / "lib")
+        elif value:  # Triton would take it relative to wherever the program runs
+            why = (
+                f"{variable}={value!r} is relative (to wherever the program runs); give it absolute"
+            )
+            path = Path(os.path.abspath(value)) / "lib" / NAME
+            yield Candidate(path, Source(SourceKind.DISCOVERED, variable), refused=why)
 
 
 def ld_so_cache(host: Host, ctx: Context) -> Iterator[Candidate]:
@@ -200,6 +208,32 @@ HIP_STEPS: tuple[Step, ...] = (
     system,
 )
 
+
+def therock_note(host: Host) -> str | None:
+    """What to say where TheRock's ``rocm_sdk`` package is installed: Triton 3.9 takes
+    its library before any other (``rocm_sdk.find_libraries("amdhip64")``), and the
+    shim, which does not import it, leaves that choice to Triton."""
+    if not host.rocm_sdk_dirs:
+        return None
+    return (
+        f"TheRock's rocm_sdk is installed ({host.rocm_sdk_dirs[0]}): Triton takes its "
+        "libamdhip64 first and the shim leaves that to Triton (set TRITON_LIBHIP_PATH to "
+        "choose another)"
+    )
+
+
+def finish_hip(host: Host, ctx: Context, choice: Choice) -> Choice:
+    """TheRock's note (``therock_note``) on a discovered choice."""
+    note = therock_note(host)
+    if note is None or (
+        choice.source is not None and choice.source.kind is not SourceKind.DISCOVERED
+    ):
+        return choice
+    return choice._replace(notes=(*choice.notes, note))
+
+
 LOCATORS: dict[str, Locator] = {
-    "libamdhip64": Locator(steps=HIP_STEPS, check=check_hip, explicit=explicit_hip),
+    "libamdhip64": Locator(
+        steps=HIP_STEPS, check=check_hip, explicit=explicit_hip, finish=finish_hip
+    ),
 }
