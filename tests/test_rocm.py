@@ -287,14 +287,33 @@ def test_doctor_screen_for_gfx942_names_the_target_and_the_fix(tmp_path: Path) -
     assert any("libamdhip64.so.5" in line and TRITON_TOO_OLD in line for line in lines)
 
 
-def test_other_commands_say_they_serve_nvidia_only(tmp_path: Path) -> None:
+def test_env_which_and_run_serve_the_amd_target_and_lock_says_it_does_not(
+    tmp_path: Path,
+) -> None:
+    """``env --arch gfx942`` exports TRITON_LIBHIP_PATH (and the host compilers), which
+    Triton's launcher then opens with the shim off; ``which libamdhip64`` prints it;
+    ``run --arch gfx942`` hands it to the program; ``lock`` serves NVIDIA only, and says
+    what serves the AMD target."""
+    path = standin(tmp_path / "rocm" / "lib", (6, 4, 0))
+    env = _environ(tmp_path, ROCM_PATH=str(tmp_path / "rocm"))
+    cli = [sys.executable, "-m", "triton_toolchain"]
+    done = _run([*cli, "env", "--arch", "gfx942", "--format", "json"], env, ":")
+    exported = json.loads(done.stdout)
+    assert done.returncode == 0 and exported["TRITON_LIBHIP_PATH"] == str(path), done.stderr
+    assert not {"TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH"} & set(exported)
+    stock = {**_environ(tmp_path), **exported, "TRITON_TOOLCHAIN": "off"}
+    assert launcher(stock) == {"ok": True, "path": str(path)}
+    done = _run([*cli, "which", "libamdhip64"], env, ":")
+    assert (done.returncode, done.stdout) == (0, f"{path}\n")
     done = _run(
-        [sys.executable, "-m", "triton_toolchain", "env", "--arch", "gfx942"],
-        _environ(tmp_path),
-        ":",
+        [*cli, "run", "--arch", "gfx942", "--", "sh", "-c", "echo $TRITON_LIBHIP_PATH"], env, ":"
     )
+    assert (done.returncode, done.stdout) == (0, f"{path}\n")
+    done = _run([*cli, "lock", "--arch", "gfx942"], env, ":")
     assert done.returncode == 2
-    assert done.stderr.startswith("error: --arch gfx942: `env` serves the NVIDIA backend only")
+    assert done.stderr.startswith("error: --arch gfx942: `lock` serves the NVIDIA backend only")
+    done = _run([*cli, "which", "ptxas", "--arch", "gfx942"], env, ":")
+    assert done.returncode == 2 and "ptxas is the NVIDIA backend's" in done.stderr
 
 
 def test_parse_arch_takes_amd_names_and_keeps_nvidia_numbers() -> None:

@@ -32,6 +32,7 @@ from .. import __version__
 from ..resolver._catalog import (
     AMD_GOALS,
     ARCH_RELEASES,
+    COMPONENT,
     COMPONENT_NAMES,
     GOALS,
     MANIFEST_COMPONENTS,
@@ -363,9 +364,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return status
 
 
+def _resolve_target(arch: int | str | None, host: Host | None = None) -> Toolchain:
+    """``resolve`` for ``arch``: an AMD one (``gfx942``) resolves the AMD backend's rows
+    (a wrong setting raised as ``resolve`` raises it)."""
+    if not isinstance(arch, str):
+        return resolve(arch, host=host)
+    tc = resolve_all(host=host, backend="amd", gfx=arch)
+    errors = dict.fromkeys(c.error for c in tc.errors() if c.error)
+    if errors:
+        raise SettingError("; ".join(errors))
+    return tc
+
+
 def cmd_env(args: argparse.Namespace) -> int:
-    args.arch = _nvidia_only(args)
-    tc = resolve(args.arch)
+    tc = _resolve_target(args.arch)
     script = shell_script(toolchain_env(tc), args.format)
     try:  # the bytes of the paths, whatever standard output's encoding
         sys.stdout.flush()
@@ -379,8 +391,15 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    args.arch = _nvidia_only(args)
-    tc = resolve_all(args.arch)
+    amd = isinstance(args.arch, str) or COMPONENT[args.component].backend == "amd"
+    if amd and COMPONENT[args.component].backend == "nvidia":
+        raise SettingError(
+            f"{args.component} --arch {args.arch}: {args.component} is the NVIDIA backend's; "
+            "fix: drop --arch or name a component of the AMD backend (libamdhip64)"
+        )
+    gfx = args.arch if isinstance(args.arch, str) else None
+    arch = None if amd else args.arch
+    tc = resolve_all(arch, backend="amd" if amd else "nvidia", gfx=gfx)
     choice = tc[args.component]
     if choice.error:
         raise SettingError(choice.error)
@@ -515,13 +534,13 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
+def run_with_toolchain(argv: list[str], *, arch: int | str | None = None) -> int:
     """``triton-toolchain run -- CMD ARGS...``: replace this process by ``CMD`` with the
     toolchain's variables exported (``_exports.merged_env``) where the environment does
     not already set them, and ``PATH``/``LD_LIBRARY_PATH`` without empty or relative
     entries. The non-Nix twin of the Nix wrapper. Returns only on failure: 127 when
     ``CMD`` cannot be found, 126 when it cannot be run (as shells do)."""
-    tc = resolve(arch, host=Host.current(user_environ()))
+    tc = _resolve_target(arch, Host.current(user_environ()))
     env = merged_env(tc, os.environ)
     program = argv[0]
     if os.sep not in program:
@@ -541,7 +560,6 @@ def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    args.arch = _nvidia_only(args)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         print(
@@ -613,7 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_env)
 
     p = add("which", "print the chosen path of one component")
-    p.add_argument("component", choices=COMPONENT_NAMES)
+    p.add_argument("component", choices=tuple(COMPONENT))
     p.set_defaults(func=cmd_which)
 
     p = add("lock", "write a manifest from the current resolution")
