@@ -25,11 +25,30 @@ import pytest
 from conftest import require_tool
 from hip_standin import DEBIAN_LIBRARY, DEBIAN_RELEASE, real_library, standin
 from triton_toolchain.cli._main import parse_arch
-from triton_toolchain.resolver._catalog import GFX_RULES, rocm_problem, triton_release
+from triton_toolchain.resolver._catalog import (
+    GFX_RULES,
+    TritonRelease,
+    major_minor,
+    rocm_problem,
+    triton_release,
+)
 
 pytestmark = pytest.mark.root  # mount namespaces
 
-TRITON_TOO_OLD = "ROCm 5.2 is older than Triton 3.9 and later accept"
+
+def _installed_release() -> TritonRelease:
+    """The catalog's row of the installed Triton (3.9 in `tests`, 3.6 in `tests-3.10`)."""
+    import triton
+
+    release = triton_release(major_minor(triton.__version__))
+    assert release is not None and release.hip_major_min is not None, triton.__version__
+    return release
+
+
+RELEASE = _installed_release()
+TRITON_TOO_OLD = (
+    f"ROCm 5.2 is older than Triton {RELEASE.first[0]}.{RELEASE.first[1]} and later accept"
+)
 # What Triton 3.9's launcher says of the real 5.2.3 library (backends/amd/driver.c).
 TRITON_REFUSES = "libamdhip64 version 5.2.21153 is not supported! Required major version is >=6."
 MARK = "hip-launcher: "
@@ -182,6 +201,13 @@ def test_a_rocm_6_4_runtime_is_found_in_each_layout_and_is_what_triton_opens(
         f"discovered:{source}",
     )
     assert doc["goals"]["triton"]["steps"] == {"compile": True, "launch": True}
+    # torch.compile on the AMD GPU: only with a torch built with ROCm (the wheel's).
+    torch_gpu = doc["goals"]["torch-gpu"]
+    if name == "torch-wheel":
+        assert torch_gpu["ready"] and doc["versions"]["torch_hip"] == "6.4", torch_gpu
+    else:
+        verdict = torch_gpu["verdict"]
+        assert not torch_gpu["ready"] and ("without ROCm" in verdict or "not installed" in verdict)
     # Triton's launcher, with the shim: it opens the library doctor named.
     assert launcher(env, script) == {"ok": True, "path": seen}
     # Stock Triton finds it only in the layouts its own search covers.
@@ -229,9 +255,10 @@ def test_debians_multiarch_package_as_installed_is_read_from_the_file(tmp_path: 
     assert status == 1 and multiarch, hip
     assert all(reasons[p].startswith(TRITON_TOO_OLD) for p in multiarch)
     assert os.path.realpath(multiarch[0]) == str(DEBIAN_LIBRARY.resolve())
-    given = launcher(
-        _environ(tmp_path, TRITON_TOOLCHAIN="off", TRITON_LIBHIP_PATH=str(DEBIAN_LIBRARY))
-    )
+    # The same file through an unversioned link (Triton 3.6-3.8 take no other name).
+    link = tmp_path / "libamdhip64.so"
+    link.symlink_to(DEBIAN_LIBRARY)
+    given = launcher(_environ(tmp_path, TRITON_TOOLCHAIN="off", TRITON_LIBHIP_PATH=str(link)))
     assert given["error"] == f"RuntimeError: {TRITON_REFUSES}"
     assert DEBIAN_RELEASE in given["error"]
 
@@ -322,18 +349,16 @@ def test_parse_arch_takes_amd_names_and_keeps_nvidia_numbers() -> None:
     assert parse_arch("sm_90a") == 90 and parse_arch("9.0") == 90 and parse_arch("100") == 100
 
 
-def test_the_minimum_is_triton_39s_own() -> None:
-    """``TritonRelease.hip_major_min`` of 3.9 is the number the installed Triton's
+def test_the_minimum_is_the_installed_tritons_own() -> None:
+    """``TritonRelease.hip_major_min`` of the installed release is the number its
     launcher source checks."""
     import triton
 
     source = Path(triton.__file__).parent / "backends" / "amd" / "driver.c"
     text = source.read_text()
-    release = triton_release((3, 9))
-    assert release is not None
-    assert f"#define TRITON_HIP_DRIVER_REQ_MAJOR_VERSION ({release.hip_major_min})" in text
-    assert rocm_problem("6.0.0", release, "gfx942") is None
-    assert rocm_problem("5.7.31921", release, "gfx942") is not None
+    assert f"#define TRITON_HIP_DRIVER_REQ_MAJOR_VERSION ({RELEASE.hip_major_min})" in text
+    assert rocm_problem("6.0.0", RELEASE, "gfx942") is None
+    assert rocm_problem("5.7.31921", RELEASE, "gfx942") is not None
 
 
 AOT = """
@@ -491,7 +516,8 @@ def test_a_manifests_driver_dirs_serve_the_amd_backend_too(tmp_path: Path) -> No
 
 def test_therocks_rocm_sdk_is_left_to_triton_and_said(tmp_path: Path) -> None:
     """Where TheRock's ``rocm_sdk`` is importable, Triton 3.9 takes its library first:
-    the shim's lookup hands over to Triton's, and doctor says so beside its choice."""
+    the shim's lookup hands over to Triton's, and doctor says so beside its choice
+    (``TritonRelease.therock_first``, checked against the installed driver.py)."""
     therock = standin(tmp_path / "therock" / "lib", (7, 0, 0))
     package = tmp_path / "site" / "rocm_sdk"
     package.mkdir(parents=True)
@@ -503,8 +529,15 @@ def test_therocks_rocm_sdk_is_left_to_triton_and_said(tmp_path: Path) -> None:
     status, doc = doctor("gfx942", env)
     hip = _source(doc)
     assert (status, hip["path"]) == (0, str(other))
-    assert any(n.startswith(f"TheRock's rocm_sdk is installed ({package})") for n in hip["notes"])
-    assert launcher(env) == {"ok": True, "path": str(therock)}
+    said = any(n.startswith(f"TheRock's rocm_sdk is installed ({package})") for n in hip["notes"])
+    # Triton 3.6-3.8 do not ask rocm_sdk: the shim's choice is theirs too.
+    assert said == RELEASE.therock_first
+    import triton
+
+    source = Path(triton.__file__).parent / "backends" / "amd" / "driver.py"
+    assert ("import rocm_sdk" in source.read_text()) == RELEASE.therock_first
+    expected = therock if RELEASE.therock_first else other
+    assert launcher(env) == {"ok": True, "path": str(expected)}
     # TRITON_LIBHIP_PATH chooses another, for the shim and for Triton alike.
     chosen = _environ(tmp_path, PYTHONPATH=str(tmp_path / "site"), TRITON_LIBHIP_PATH=str(other))
     assert launcher(chosen) == {"ok": True, "path": str(other)}
@@ -526,3 +559,21 @@ def test_a_relative_rocm_path_is_refused_where_it_names_a_library(tmp_path: Path
     assert refused[str(tmp_path / "rocm" / "lib" / "libamdhip64.so")] == (
         "ROCM_PATH='rocm' is relative (to wherever the program runs); give it absolute"
     )
+
+
+def test_a_versioned_triton_libhip_path_is_judged_as_the_installed_triton_judges_it(
+    tmp_path: Path,
+) -> None:
+    """TRITON_LIBHIP_PATH=.../libamdhip64.so.6: Triton 3.9 takes it, 3.6-3.8 refuse any
+    name but libamdhip64.so (``TritonRelease.libhip_versioned``); doctor says the same as
+    stock Triton's launcher does."""
+    versioned = standin(tmp_path / "rocm" / "lib", (6, 4, 0), dev=False)
+    env = _environ(tmp_path, TRITON_LIBHIP_PATH=str(versioned))
+    status, doc = doctor("gfx942", env)
+    stock = launcher({**env, "TRITON_TOOLCHAIN": "off"})
+    if RELEASE.libhip_versioned:
+        assert (status, _source(doc)["path"]) == (0, str(versioned))
+        assert stock == {"ok": True, "path": str(versioned)}
+    else:
+        assert status == 2 and "does not end in libamdhip64.so" in _source(doc)["error"]
+        assert not stock["ok"] and "does not point to a valid libamdhip64.so" in stock["error"]

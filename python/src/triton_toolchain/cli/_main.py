@@ -260,6 +260,7 @@ def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
         doc = _doctor_json(tc, installed)
         doc["backend"] = "amd"
         doc["target"] = gfx
+        doc["versions"]["torch_hip"] = installed.torch_hip
         doc["goals"] = {n: verdict.to_dict() for n, verdict in judged.items()}
         print(json.dumps(doc, indent=2))
         return status

@@ -419,6 +419,7 @@ class GoalStep(NamedTuple):
     can: str
     components: tuple[str, ...]
     torch_cuda: bool = False
+    torch_hip: bool = False  # needs a torch built with ROCm (``torch.version.hip``)
 
 
 class Goal(NamedTuple):
@@ -516,6 +517,21 @@ AMD_GOALS: dict[str, Goal] = {
                     name="launch",
                     can="launch kernels",
                     components=("cc", "python-headers", "libamdhip64"),
+                ),
+            ),
+        ),
+        # Inductor's GPU code is Triton kernels on the GPU torch runs (ROCm's torch
+        # calls it "cuda"): a torch built with ROCm and Triton's AMD launch.
+        Goal(
+            name="torch-gpu",
+            title="torch.compile (AMD)",
+            packages=("torch", "triton"),
+            steps=(
+                GoalStep(
+                    name="run",
+                    can="compile and run on the GPU",
+                    components=("cc", "python-headers", "libamdhip64"),
+                    torch_hip=True,
                 ),
             ),
         ),
@@ -738,6 +754,12 @@ class TritonRelease(NamedTuple):
     # driver.c``, ``TRITON_HIP_DRIVER_REQ_MAJOR_VERSION``); ``None``: not read for the
     # release, not judged.
     hip_major_min: int | None = None
+    # ``TRITON_LIBHIP_PATH`` may name ``libamdhip64.so.N`` (3.9: a file name starting
+    # ``libamdhip64.so``); before, only a path ending in ``libamdhip64.so`` (3.6-3.8).
+    libhip_versioned: bool = False
+    # Its AMD backend takes TheRock's HIP runtime (``rocm_sdk.find_libraries``) before
+    # any other (3.9).
+    therock_first: bool = False
 
     def uses(self, component: str) -> bool:
         """Whether this release runs ``component`` at all: no ``ptxas-blackwell`` where
@@ -778,6 +800,9 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         ptxas_lookup="get_ptxas()",
         torch_free_launch=False,
     ),
+    # 3.6 to 3.9: the AMD launcher refuses a HIP runtime older than 6 (read from 3.6.0's,
+    # 3.8.0's and 3.9.0's backends/amd/driver.c); their wheels bundle the HIP headers
+    # and link the code object in process (``amd.link_hsaco``).
     TritonRelease(
         first=(3, 6),
         knobs=True,
@@ -785,6 +810,7 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
         ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=False,
+        hip_major_min=6,
     ),
     TritonRelease(
         first=(3, 9),
@@ -794,6 +820,8 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=True,
         hip_major_min=6,
+        libhip_versioned=True,
+        therock_first=True,
     ),
 )
 

@@ -318,7 +318,8 @@ def hip_runtime(triton_lookup: Callable[[], str]) -> str:
     from ._resolve import resolve_all  # noqa: PLC0415
 
     host = Host.current(user_environ())
-    if host.rocm_sdk_dirs and not host.environ.get("TRITON_LIBHIP_PATH"):
+    therock = host.triton is not None and host.triton.therock_first and host.rocm_sdk_dirs
+    if therock and not host.environ.get("TRITON_LIBHIP_PATH"):
         return triton_lookup()  # TheRock's, which Triton takes first (its own mixing check)
     choice = resolve_all(host=host, backend="amd")["libamdhip64"]
     if choice.error:

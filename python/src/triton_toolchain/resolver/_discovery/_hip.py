@@ -107,12 +107,18 @@ def check_hip(host: Host, path: Path, ctx: Context) -> Verdict:
 
 def explicit_hip(host: Host, value: str) -> Path:
     """The file ``TRITON_LIBHIP_PATH`` names: an absolute path to a ``libamdhip64.so*``
-    (Triton 3.9 takes no other name)."""
+    (3.9), or to a ``libamdhip64.so`` (3.6-3.8: ``TritonRelease.libhip_versioned``), as
+    the installed Triton takes no other name."""
     path = Path(value)
     if not path.is_absolute():
         raise ValueError("is not an absolute path")
     if not path.name.startswith(NAME):
         raise ValueError(f"is not named {NAME}*, which Triton requires of it")
+    if path.name != NAME and host.triton is not None and not host.triton.libhip_versioned:
+        raise ValueError(
+            f"does not end in {NAME}, which this Triton requires of it (3.9 and later take "
+            f"{NAME}.N); name the {NAME} link beside it"
+        )
     problem = _fs.file_problem(path)
     if problem:
         raise ValueError(problem)
@@ -213,7 +219,7 @@ def therock_note(host: Host) -> str | None:
     """What to say where TheRock's ``rocm_sdk`` package is installed: Triton 3.9 takes
     its library before any other (``rocm_sdk.find_libraries("amdhip64")``), and the
     shim, which does not import it, leaves that choice to Triton."""
-    if not host.rocm_sdk_dirs:
+    if host.triton is None or not host.triton.therock_first or not host.rocm_sdk_dirs:
         return None
     return (
         f"TheRock's rocm_sdk is installed ({host.rocm_sdk_dirs[0]}): Triton takes its "
