@@ -290,11 +290,18 @@ def _target(asked: int | None, host: Host) -> tuple[int | None, int | None, list
     return arch, gpu, notes
 
 
-def _amd_compile(tc: Toolchain, installed: Installed) -> GoalVerdict | None:
+def _amd_compile(
+    tc: Toolchain, installed: Installed, judged: dict[str, GoalVerdict]
+) -> GoalVerdict | None:
     """Where no GPU says which backend and no target is asked for: the AMD backend's
-    compile goal too, where the installed Triton's AMD backend was read (3.9: it
-    compiles with nothing from the machine; `--arch gfx942` judges the launch)."""
-    if installed.triton_release is None or installed.triton_release.hip_major_min is None:
+    compile goal too (Triton 3.6+ compile for AMD with nothing from the machine;
+    `--arch gfx942` judges the launch), where the installed Triton's AMD backend was
+    read and no goal waits for a package (the screen then says what to install first,
+    and stays one screen)."""
+    release = installed.triton_release
+    if release is None or release.hip_major_min is None:
+        return None
+    if any(verdict.blockers for verdict in judged.values()):
         return None
     goal = AMD_GOALS["triton"]
     compiling = {"triton": goal._replace(title="compile for AMD", steps=goal.steps[:1])}
@@ -322,7 +329,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         refused = unusable_tools(tc) if asks_ptxas else ()
     judged = judge(tc, installed, refused)
     verdicts, focus = _focus(judged, args.goal)
-    amd = _amd_compile(tc, installed) if (args.arch, gpu, args.goal) == (None,) * 3 else None
+    amd = (
+        _amd_compile(tc, installed, judged) if (args.arch, gpu, args.goal) == (None,) * 3 else None
+    )
     verdicts = {**verdicts, "triton-amd": amd} if amd is not None else verdicts
     rejected = manifest_rejections(tc, host)
     # A wrong setting is exit status 2 where the goal asked for uses it; a setting of
