@@ -334,7 +334,12 @@ class _Cascade(NamedTuple):
         return self.locator.finish(self.host, self.ctx, self.search(history, self.locator.steps))
 
 
-def _ask_ahead(host: Host, arch: int | None, leave_out: frozenset[str]) -> None:
+def _ask_ahead(
+    host: Host,
+    arch: int | None,
+    leave_out: frozenset[str],
+    specs: tuple[Component, ...] = COMPONENTS,
+) -> None:
     """Ask at once the question each component's search will ask first
     (``Locator.question``: the tools' ``--version``, the compiler's ``-v``), so that the
     processes of independent components run together, not one after another. Only the
@@ -343,7 +348,7 @@ def _ask_ahead(host: Host, arch: int | None, leave_out: frozenset[str]) -> None:
     variable names the component, its search asks no candidate (not asked ahead)."""
     ctx = Context(arch=arch)
     questions = []
-    for spec in COMPONENTS:
+    for spec in specs:
         if spec.name in leave_out:
             continue
         locator = LOCATORS[spec.name]
@@ -404,7 +409,7 @@ def resolve_all(
     chosen: dict[str, Choice] = {}
     with written_once():  # what tools answered: one write of the answers' file
         if manifest is None:  # a manifest's entries run no process (recorded versions)
-            _ask_ahead(host, arch, leave_out)
+            _ask_ahead(host, arch, leave_out, specs)
         for spec in specs:
             if spec.name in leave_out:
                 continue
