@@ -342,6 +342,8 @@ def test_env_which_and_run_serve_the_amd_target_and_lock_says_it_does_not(
     assert done.stderr.startswith("error: --arch gfx942: `lock` serves the NVIDIA backend only")
     done = _run([*cli, "which", "ptxas", "--arch", "gfx942"], env, ":")
     assert done.returncode == 2 and "ptxas is the NVIDIA backend's" in done.stderr
+    done = _run([*cli, "doctor", "--arch", "gfx942", "--run"], env, ":")
+    assert done.returncode == 2 and done.stderr.startswith("error: --run with --arch gfx942")
 
 
 def test_parse_arch_takes_amd_names_and_keeps_nvidia_numbers() -> None:

@@ -243,6 +243,11 @@ def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
     """``doctor --arch gfx942``: the AMD backend's goals (``_catalog.AMD_GOALS``), its
     components and those of no backend, resolved for that target."""
     gfx = args.arch
+    if args.run:
+        raise SettingError(
+            f"--run with --arch {gfx}: the self-test builds and launches on an NVIDIA GPU "
+            f"only for now; fix: drop --run (`doctor --arch {gfx}` judges the AMD backend)"
+        )
     tc = resolve_all(host=host, backend="amd", gfx=gfx)
     installed = Installed.of(host)
     judged = judge(tc, installed, goals=AMD_GOALS)
