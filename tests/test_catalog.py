@@ -19,6 +19,7 @@ from triton_layouts import nvidia_dir
 from triton_toolchain.cli._report import _read_version
 from triton_toolchain.resolver._catalog import (
     ARCH_RELEASES,
+    CATALOG,
     COMPONENT,
     COMPONENTS,
     GOALS,
@@ -39,6 +40,7 @@ from triton_toolchain.resolver._discovery import (
     _cudahome,
     _driver,
     _headers,
+    _hip,
     _openmp,
     _tools,
 )
@@ -47,7 +49,7 @@ from triton_toolchain.resolver._guards import imported_triton_version
 from triton_toolchain.resolver._manifest import SCHEMA, SCHEMAS
 
 
-@pytest.mark.parametrize("spec", COMPONENTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("spec", CATALOG, ids=lambda c: c.name)
 def test_every_component_row_is_consistent(spec: object) -> None:
     c = COMPONENT[spec.name]  # type: ignore[attr-defined]
     assert c is spec
@@ -75,13 +77,16 @@ def test_every_component_row_is_consistent(spec: object) -> None:
 
 def test_locators_and_components_are_the_same_set() -> None:
     assert set(LOCATORS) == set(COMPONENT)
-    assert len(COMPONENTS) == len(COMPONENT)
+    assert len(CATALOG) == len(COMPONENT)
+    # The default rows are every row but another backend's (the AMD one's are resolved
+    # where that backend is asked for).
+    assert [c for c in CATALOG if c.backend in (None, "nvidia")] == list(COMPONENTS)
 
 
 def test_each_locator_is_in_exactly_one_module() -> None:
     """``_discovery.LOCATORS`` joins the locator modules' tables: every component's
     locator is the one its module defines, and no two modules define one component."""
-    tables = [_compiler, _cudahome, _driver, _headers, _openmp, _tools]
+    tables = [_compiler, _cudahome, _driver, _headers, _hip, _openmp, _tools]
     names = [name for module in tables for name in module.LOCATORS]
     assert sorted(names) == sorted(COMPONENT)
     for module in tables:

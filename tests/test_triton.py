@@ -64,17 +64,22 @@ def test_the_knobs_of_the_backend_present_are_applied(tmp_path: Path) -> None:
     got = _run(tmp_path, APPLIED)
     assert got["first"]["mode"] == "knobs"
     given = [s for s in got["settings"] if s["knob"] and s["value"] and not s["user"]]
-    assert {s["knob"].partition(".")[0] for s in given} == set(BACKENDS) == {"nvidia"}
+    # The plan made at the import holds NVIDIA's knobs; the AMD backend's HIP runtime
+    # is resolved at its own lookup (``_triton.hip_lookup``), never at the import.
+    assert {s["knob"].partition(".")[0] for s in given} == {"nvidia"}
+    assert set(BACKENDS) == {"nvidia", "amd"}
     for s in given:
         attr = s["knob"].partition(".")[2]
         assert got["nvidia"][attr] == s["value"], s
         assert got["first"]["applied"][f"knobs.{s['knob']}"] == s["value"], s
         assert got["environ"][s["variable"]] == got["env"][s["variable"]] == s["value"], s
-    # Triton's AMD backend is installed too; no backend of the table's is AMD: untouched.
+    # Triton's AMD backend is installed too: its knobs untouched, its lookup replaced.
     assert got["amd"][0] == got["amd"][1]
+    lookup = "patch:triton.backends.amd.driver._get_path_to_hip_runtime_dylib"
+    assert lookup in got["first"]["applied"]
     assert got["impl"] == "<triton_toolchain launcher build>"
     assert got["first"]["applied"]["knobs.build.impl"] == got["impl"]
-    assert got["compiler"] == ["triton.backends.nvidia.compiler"]
+    assert got["compiler"] == ["triton.backends.nvidia.compiler", "triton.backends.amd.compiler"]
     assert "patch:triton.backends.nvidia.compiler.get_ptxas" in got["first"]["applied"]
 
 

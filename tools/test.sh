@@ -25,7 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
-  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq)
+  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq
+  libamdhip64-5)
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/triton-toolchain"
@@ -38,7 +39,8 @@ Runs every test session, as CI does. Nothing has been done yet; it will, in orde
 1. Install Debian packages, system-wide, with apt-get (as root or through sudo;
    skipped with TT_SKIP_SYSTEM=1):
    ${PACKAGES[*]},
-   and gcc-N-multilib (32-bit gcc, N the system gcc's major version).
+   and gcc-N-multilib (32-bit gcc, N the system gcc's major version); libamdhip64-5 is
+   ROCm 5.2.3's HIP runtime, which the AMD tests lay out (tests/test_rocm.py).
 2. Download the other Debian release's Nix (about 40 MB, tools/other-nix.sh) and an
    arm64 Debian root with NVIDIA's arm64 CUDA pieces (about 65 MB,
    tools/arm64-sysroot.sh), and register qemu-aarch64 with the kernel's binfmt_misc

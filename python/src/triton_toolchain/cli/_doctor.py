@@ -31,7 +31,7 @@ def unusable_tools(tc: Toolchain) -> tuple[str, ...]:
         importlib.import_module("triton.backends.nvidia.compiler")
     except Exception as exc:  # a broken Triton install is worth a line, not a traceback
         return (f"Triton's NVIDIA compiler cannot be imported ({type(exc).__name__}: {exc})",)
-    spaces = namespaces("compiler")
+    spaces = namespaces("compiler", "nvidia")
     if not spaces:
         return ()
     release = triton_release(imported_triton_version())

@@ -30,11 +30,14 @@ from typing import Any
 
 from .. import __version__
 from ..resolver._catalog import (
+    AMD_GOALS,
     ARCH_RELEASES,
+    COMPONENT,
     COMPONENT_NAMES,
     GOALS,
     MANIFEST_COMPONENTS,
     PTXAS_FAMILY,
+    gfx_name,
 )
 from ..resolver._discovery._host import Host
 from ..resolver._discovery._probe import driver_cuda, gpu_arch
@@ -62,12 +65,16 @@ from ._selftest import SelfTestReport, self_test
 _ARCH = re.compile(r"^(?:sm_|compute_)?([0-9]+)(?:\.([0-9]))?[af]?$")
 
 
-def parse_arch(text: str) -> int:
-    """``"90"``, ``"sm_90a"`` and ``"9.0"`` all mean 90."""
+def parse_arch(text: str) -> int | str:
+    """``"90"``, ``"sm_90a"`` and ``"9.0"`` all mean 90; ``"gfx942"`` (an AMD
+    architecture, ``_catalog.gfx_name``) selects Triton's AMD backend."""
+    gfx = gfx_name(text)
+    if gfx is not None:
+        return gfx
     match = _ARCH.match(text.strip())
     if match is None:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not an architecture; write e.g. 90 or sm_90a"
+            f"{text!r} is not an architecture; write e.g. 90 or sm_90a (NVIDIA), gfx942 (AMD)"
         )
     major, minor = match.groups()
     return int(major) * 10 + int(minor) if minor is not None else int(major)
@@ -219,11 +226,63 @@ def _self_test_json(report: SelfTestReport | None) -> dict[str, Any]:
     return {"self_test": {"ok": report.ok, "steps": steps}}
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
-    host = Host.current(verify=True)
-    # Without --arch, the GPU present says which ptxas must serve it.
-    arch, notes = args.arch, []
-    gpu = _arch_of_the_gpu(host) if args.arch is None else None
+def _nvidia_only(args: argparse.Namespace) -> int | None:
+    """``args.arch`` for a command that serves the NVIDIA backend alone; an AMD
+    architecture there is a ``SettingError`` naming what serves it."""
+    if isinstance(args.arch, str):
+        raise SettingError(
+            f"--arch {args.arch}: `{args.cmd}` serves the NVIDIA backend only for now; fix: "
+            f"`triton-toolchain doctor --arch {args.arch}` judges the AMD backend and names "
+            "its HIP runtime (set TRITON_LIBHIP_PATH to it)"
+        )
+    arch: int | None = args.arch
+    return arch
+
+
+def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
+    """``doctor --arch gfx942``: the AMD backend's goals (``_catalog.AMD_GOALS``), its
+    components and those of no backend, resolved for that target."""
+    gfx = args.arch
+    if args.run:
+        raise SettingError(
+            f"--run with --arch {gfx}: the self-test builds and launches on an NVIDIA GPU "
+            f"only for now; fix: drop --run (`doctor --arch {gfx}` judges the AMD backend)"
+        )
+    tc = resolve_all(host=host, backend="amd", gfx=gfx)
+    installed = Installed.of(host)
+    judged = judge(tc, installed, goals=AMD_GOALS)
+    name = args.goal if args.goal in (None, "all") or args.goal in AMD_GOALS else None
+    if args.goal is not None and name is None and args.goal not in FOR_ALIASES:
+        raise SettingError(
+            f"--for {args.goal}: the AMD backend has the goals {', '.join(AMD_GOALS)} (and "
+            f"{', '.join(FOR_ALIASES)}); fix: drop --for or give one of them"
+        )
+    verdicts, focus = _focus(judged, args.goal)
+    shown = shown_components(verdicts)
+    wrong = set(shown) & {c.component for c in tc.errors()}
+    status = 2 if wrong else (0 if focus.ready else 1)
+    if args.json:
+        doc = _doctor_json(tc, installed)
+        doc["backend"] = "amd"
+        doc["target"] = gfx
+        doc["versions"]["torch_hip"] = installed.torch_hip
+        doc["goals"] = {n: verdict.to_dict() for n, verdict in judged.items()}
+        print(json.dumps(doc, indent=2))
+        return status
+    target = f"target {gfx} (AMD); {_manifest_line(tc)}"
+    header = _header(tc, installed).rsplit("\n", 1)[0] + "\n" + target
+    text = doctor_report(tc, header=header, verdicts=verdicts, installed=installed)
+    if args.verbose:
+        text = text.rsplit("\n", 2)[0] + doctor_details(tc, shown, installed)
+    print(wrap_long_lines(text))
+    return status
+
+
+def _target(asked: int | None, host: Host) -> tuple[int | None, int | None, list[str]]:
+    """The target to judge (``asked``; without ``--arch``, the GPU present says which
+    ptxas must serve it), the GPU's architecture and what doctor notes of it."""
+    arch, notes = asked, []
+    gpu = _arch_of_the_gpu(host) if asked is None else None
     if gpu is not None and gpu not in ARCH_RELEASES:  # not known: said, not judged
         notes.append(
             f"the GPU reports compute capability {gpu // 10}.{gpu % 10}, which "
@@ -233,6 +292,32 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     elif gpu is not None:
         arch = gpu
         notes.append(f"target sm_{arch}: the GPU's, as its driver reports it")
+    return arch, gpu, notes
+
+
+def _amd_compile(
+    tc: Toolchain, installed: Installed, judged: dict[str, GoalVerdict]
+) -> GoalVerdict | None:
+    """Where no GPU says which backend and no target is asked for: the AMD backend's
+    compile goal too (Triton 3.6+ compile for AMD with nothing from the machine;
+    `--arch gfx942` judges the launch), where the installed Triton's AMD backend was
+    read and no goal waits for a package (the screen then says what to install first,
+    and stays one screen)."""
+    release = installed.triton_release
+    if release is None or release.hip_major_min is None:
+        return None
+    if any(verdict.blockers for verdict in judged.values()):
+        return None
+    goal = AMD_GOALS["triton"]
+    compiling = {"triton": goal._replace(title="compile for AMD", steps=goal.steps[:1])}
+    return judge(tc, installed, goals=compiling)["triton"]
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    host = Host.current(verify=True)
+    if isinstance(args.arch, str):
+        return _doctor_amd(args, host)
+    arch, gpu, notes = _target(args.arch, host)
     tc = resolve_all(arch, host=host)
     tc = _note_driver_fit(tc.replace(notes=(*notes, *tc.notes)), host)
     installed = Installed.of(host)
@@ -249,6 +334,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         tc, refused, runs = judged_for(tc, arch, asks_ptxas)
     judged = judge(tc, installed, refused)
     verdicts, focus = _focus(judged, args.goal)
+    amd = (
+        _amd_compile(tc, installed, judged) if (args.arch, gpu, args.goal) == (None,) * 3 else None
+    )
+    verdicts = {**verdicts, "triton-amd": amd} if amd is not None else verdicts
     rejected = manifest_rejections(tc, host)
     # A wrong setting is exit status 2 where the goal asked for uses it; a setting of
     # another goal's component (a stale CUDA_HOME for `--for compile`) is only noted.
@@ -265,6 +354,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         doc["runs"] = runs._asdict() if runs is not None else None
         doc["advisories"] = advisories(tc, installed.triton_release)
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
+        if amd is not None:  # the other backend's compile goal (`--arch gfx942`: all of it)
+            doc["other_backends"] = {"amd": {"goals": {"triton": amd.to_dict()}}}
         doc["manifest_rejections"] = rejected
         doc.update(_self_test_json(report))
         print(json.dumps(doc, indent=2))
@@ -289,8 +380,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return status
 
 
+def _resolve_target(arch: int | str | None, host: Host | None = None) -> Toolchain:
+    """``resolve`` for ``arch``: an AMD one (``gfx942``) resolves the AMD backend's rows
+    (a wrong setting raised as ``resolve`` raises it)."""
+    if not isinstance(arch, str):
+        return resolve(arch, host=host)
+    tc = resolve_all(host=host, backend="amd", gfx=arch)
+    errors = dict.fromkeys(c.error for c in tc.errors() if c.error)
+    if errors:
+        raise SettingError("; ".join(errors))
+    return tc
+
+
 def cmd_env(args: argparse.Namespace) -> int:
-    tc = resolve(args.arch)
+    tc = _resolve_target(args.arch)
     script = shell_script(toolchain_env(tc), args.format)
     try:  # the bytes of the paths, whatever standard output's encoding
         sys.stdout.flush()
@@ -304,7 +407,7 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    family = args.component in PTXAS_FAMILY and args.arch is not None
+    family = args.component in PTXAS_FAMILY and isinstance(args.arch, int)
     runs = runs_for(args.arch) if family else None
     if runs is not None and runs.component == args.component:
         if runs.path is None:  # what the compile for the target stops with (2: a setting's)
@@ -318,7 +421,15 @@ def cmd_which(args: argparse.Namespace) -> int:
             f"(`triton-toolchain which {runs.component} --arch {args.arch}`)",
             file=sys.stderr,
         )
-    tc = resolve_all(args.arch)
+    amd = isinstance(args.arch, str) or COMPONENT[args.component].backend == "amd"
+    if amd and COMPONENT[args.component].backend == "nvidia":
+        raise SettingError(
+            f"{args.component} --arch {args.arch}: {args.component} is the NVIDIA backend's; "
+            "fix: drop --arch or name a component of the AMD backend (libamdhip64)"
+        )
+    gfx = args.arch if isinstance(args.arch, str) else None
+    arch = None if amd else args.arch
+    tc = resolve_all(arch, backend="amd" if amd else "nvidia", gfx=gfx)
     choice = tc[args.component]
     if choice.error:
         raise SettingError(choice.error)
@@ -368,6 +479,7 @@ def _lock_missing(tc: Toolchain, args: argparse.Namespace) -> list[str]:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     tc = _resolve_verified(args.arch)
     components = {
         name: (choice.path, choice.version)
@@ -404,6 +516,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_pkg_config(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     """Write ``triton-toolchain.pc`` (``_pcfile``) to standard output or into ``-o DIR``
     (temporary file and rename, as ``lock``); exit 1 when a component it names is
     missing (it is left out of the file and named on standard error)."""
@@ -433,6 +546,7 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
+    args.arch = _nvidia_only(args)
     """Validate a manifest and print ``_resolve.judge_manifest``'s verdict on each entry
     (for packagers: the Nix flake's checks run this on the manifest it writes). A
     rejected entry's line names the manifest and the key."""
@@ -450,13 +564,13 @@ def cmd_check_manifest(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def run_with_toolchain(argv: list[str], *, arch: int | None = None) -> int:
+def run_with_toolchain(argv: list[str], *, arch: int | str | None = None) -> int:
     """``triton-toolchain run -- CMD ARGS...``: replace this process by ``CMD`` with the
     toolchain's variables exported (``_exports.merged_env``) where the environment does
     not already set them, and ``PATH``/``LD_LIBRARY_PATH`` without empty or relative
     entries. The non-Nix twin of the Nix wrapper. Returns only on failure: 127 when
     ``CMD`` cannot be found, 126 when it cannot be run (as shells do)."""
-    tc = resolve(arch, host=Host.current(user_environ()))
+    tc = _resolve_target(arch, Host.current(user_environ()))
     env = merged_env(tc, os.environ)
     program = argv[0]
     if os.sep not in program:
@@ -501,7 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--arch",
             type=parse_arch,
             default=None,
-            help="target GPU architecture, e.g. 90 or sm_90a (default: any)",
+            help="target GPU architecture, e.g. 90 or sm_90a, or an AMD one, gfx942 (doctor; "
+            "default: any)",
         )
         return p
 
@@ -546,7 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_env)
 
     p = add("which", "print the chosen path of one component")
-    p.add_argument("component", choices=COMPONENT_NAMES)
+    p.add_argument("component", choices=tuple(COMPONENT))
     p.set_defaults(func=cmd_which)
 
     p = add("lock", "write a manifest from the current resolution")

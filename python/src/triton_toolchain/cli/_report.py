@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..resolver._catalog import (
+    CATALOG,
     COMPONENT,
     COMPONENTS,
     GOALS,
@@ -49,6 +50,11 @@ PACKAGE_FIX: dict[str, str] = {
     # One line on the screen: "  fix: " and this fit in 100 columns.
     "torch": f"install torch (`pip install torch`; per build: {PYTORCH_SITE})",
 }
+# torch/version.py: `hip: Optional[str] = '6.4.43482-...'`, or `= None` without ROCm.
+_TORCH_HIP = re.compile(r"""^hip\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)
+TORCH_ROCM_FIX = (
+    f"install a torch built with ROCm ({PYTORCH_SITE} gives the command for each ROCm release)"
+)
 TORCH_CUDA_FIX = (
     f"install a torch built with CUDA ({PYTORCH_SITE} gives the command for each CUDA release)"
 )
@@ -95,6 +101,7 @@ class Installed:
     triton_dir: str | None = None
     torch_dir: str | None = None
     triton_release: TritonRelease | None = None
+    torch_hip: str | None = None  # the ROCm (HIP) release torch was built with, "" for none
 
     def uses(self, component: str) -> bool:
         """Whether the installed Triton runs ``component`` (every one where it is
@@ -104,17 +111,21 @@ class Installed:
     @classmethod
     def of(cls, host: Host) -> Installed:
         """What ``host``'s ``triton`` and ``torch`` package directories hold."""
-        triton = torch = torch_cuda = None
+        triton = torch = torch_cuda = torch_hip = None
         if host.triton_dir is not None:
             triton = _read_version(host.triton_dir / "__init__.py")
         if host.torch_dir is not None:
             torch = _read_version(host.torch_dir / "version.py")
             try:
-                found = _TORCH_CUDA.search(_fs.read_text(host.torch_dir / "version.py"))
+                text = _fs.read_text(host.torch_dir / "version.py")
             except _fs.ReadProblem:
-                found = None
+                text = ""
+            found = _TORCH_CUDA.search(text)
             if found is not None:
                 torch_cuda = found.group(1) or ""
+            found = _TORCH_HIP.search(text)
+            if found is not None:
+                torch_hip = found.group(1) or ""
         return cls(
             triton,
             torch,
@@ -122,6 +133,7 @@ class Installed:
             str(host.triton_dir) if host.triton_dir else None,
             str(host.torch_dir) if host.torch_dir else None,
             host.triton,
+            torch_hip,
         )
 
     def describe(self, package: str) -> str:
@@ -139,7 +151,7 @@ class Installed:
 # ---------------------------------------------------------------- verdicts
 
 
-BlockerKind = Literal["package", "torch-cuda", "error", "missing", "refused"]
+BlockerKind = Literal["package", "torch-cuda", "torch-rocm", "error", "missing", "refused"]
 
 
 @dataclass(frozen=True)
@@ -198,7 +210,7 @@ class GoalVerdict:
     def missing(self) -> tuple[str, ...]:
         """Components a step lacks (not found or wrongly set), in the catalog's order."""
         names = {b.component for s in self.steps for b in s.blockers if b.component}
-        return tuple(c.name for c in COMPONENTS if c.name in names)
+        return tuple(c.name for c in CATALOG if c.name in names)
 
     @property
     def label(self) -> str:
@@ -309,6 +321,9 @@ def _judge_step(
     if step.torch_cuda and installed.torch is not None and installed.torch_cuda == "":
         reason = f"torch {installed.torch} is built without CUDA"
         blockers.append(Blocker("torch-cuda", reason, TORCH_CUDA_FIX))
+    if step.torch_hip and installed.torch is not None and not installed.torch_hip:
+        reason = f"torch {installed.torch} is built without ROCm"
+        blockers.append(Blocker("torch-rocm", reason, TORCH_ROCM_FIX))
     blockers += [b for b in found if b.kind == "missing"]
     if any(c in PTXAS_FAMILY for c in step.components):
         blockers += [Blocker("refused", f"refused by Triton: {p}", REFUSED_FIX) for p in refused]
@@ -316,11 +331,15 @@ def _judge_step(
 
 
 def judge(
-    tc: Toolchain, installed: Installed, refused: Sequence[str] = ()
+    tc: Toolchain,
+    installed: Installed,
+    refused: Sequence[str] = (),
+    goals: Mapping[str, Goal] = GOALS,
 ) -> dict[str, GoalVerdict]:
-    """Every goal of ``GOALS`` judged (see the module docstring)."""
+    """Every goal of ``goals`` (a backend's, ``_catalog.BACKEND_GOALS``) judged (see the
+    module docstring)."""
     verdicts = {}
-    for goal in GOALS.values():
+    for goal in goals.values():
         blockers = tuple(
             Blocker("package", installed.describe(package), PACKAGE_FIX[package])
             for package in goal.packages
@@ -477,11 +496,14 @@ def _details(choice: Choice, tc: Toolchain) -> str:
 
 def shown_components(verdicts: Mapping[str, GoalVerdict]) -> list[str]:
     """The components the table shows: those the shown goals' steps need, every one
-    when every goal is shown whole."""
+    of ``COMPONENTS`` when every NVIDIA goal is shown whole."""
     shown = list(verdicts.values())
-    every = len(shown) == len(GOALS) and all(len(v.steps) == len(v.goal.steps) for v in shown)
+    every = all(
+        (v := verdicts.get(n)) is not None and v.goal is g and len(v.steps) == len(g.steps)
+        for n, g in GOALS.items()
+    )
     needed = {c for v in shown for s in v.steps for c in s.step.components}
-    return [c.name for c in COMPONENTS if every or c.name in needed]
+    return [c.name for c in CATALOG if (every and c in COMPONENTS) or c.name in needed]
 
 
 def _advised(
@@ -493,7 +515,9 @@ def _advised(
     return [
         (choice, advisory, advised_archs(advisory, name, tc.arch, triton))
         for name in PTXAS_FAMILY
-        if (choice := tc[name]).path is not None and choice.version is not None
+        if name in tc.choices
+        and (choice := tc[name]).path is not None
+        and choice.version is not None
         for advisory in advisories_for(name, choice.version, tc.arch, triton)
     ]
 
@@ -576,7 +600,7 @@ def doctor_report(
                 path = path[len(package) :]
         rows.append((name, status, choice.version or "", source, path))
     out += [""] + [f"triton-bundled paths are in {p}" for p in sorted(bundled)]
-    out += [table(rows)]
+    out += [table(rows)] if len(rows) > 1 else ["(no component needed)"]
     if not verbose:
         out += ["", VERBOSE_HINT]
         return "\n".join(out)

@@ -306,7 +306,43 @@ COMPONENTS: tuple[Component, ...] = (
     ),
 )
 
-COMPONENT: dict[str, Component] = {c.name: c for c in COMPONENTS}
+# The AMD backend's rows (``backend="amd"``). Triton 3.9's AMD backend needs only the HIP
+# runtime from the machine: its wheel bundles the HIP headers its launcher compiles
+# against (``backends/amd/include/hip``), the device libraries (``backends/amd/lib/
+# ocml.bc``, ``ockl.bc``) and links the code object in process (``amd.link_hsaco`` in
+# ``backends/amd/compiler.py``: no ``ld.lld``). Resolved where the AMD backend is asked
+# for (``resolve_all(backend="amd")``: ``doctor --arch gfx942``), never at an import.
+AMD_COMPONENTS: tuple[Component, ...] = (
+    Component(
+        name="libamdhip64",
+        backend="amd",
+        what="the HIP runtime library libamdhip64 that Triton's AMD launcher loads",
+        kind="driver",
+        stage="launch",
+        used_by="build",
+        variable="TRITON_LIBHIP_PATH",
+        knob="amd.libhip_path",
+        in_manifest=False,
+        fix="install ROCm 6 or newer (AMD's packages in /opt/rocm; NixOS: rocmPackages.clr; "
+        "PyTorch's ROCm wheel has it in torch/lib) or set TRITON_LIBHIP_PATH to the "
+        "absolute path of its libamdhip64.so",
+    ),
+)
+# Every row of every backend; ``COMPONENTS`` are those resolved by default (NVIDIA's and
+# every backend's: the host compilers, ``Python.h``), ``backend_components`` a backend's.
+CATALOG: tuple[Component, ...] = (*COMPONENTS, *AMD_COMPONENTS)
+COMPONENT: dict[str, Component] = {c.name: c for c in CATALOG}
+
+
+def backend_components(backend: str) -> tuple[Component, ...]:
+    """The rows resolved for Triton's ``backend``: its own and those of no backend.
+
+    >>> [c.name for c in backend_components("amd")][-1]
+    'libamdhip64'
+    """
+    return tuple(c for c in CATALOG if c.backend in (None, backend))
+
+
 # The ptxas family: the assemblers that must serve some targets (``Component.serves``).
 PTXAS_FAMILY: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.serves is not None)
 # NVIDIA's nvcc wheel on PyPI (it holds bin/ptxas) per CUDA major release: the plain
@@ -383,6 +419,7 @@ class GoalStep(NamedTuple):
     can: str
     components: tuple[str, ...]
     torch_cuda: bool = False
+    torch_hip: bool = False  # needs a torch built with ROCm (``torch.version.hip``)
 
 
 class Goal(NamedTuple):
@@ -465,7 +502,44 @@ GOALS: dict[str, Goal] = {
         ),
     )
 }
-COMPONENT_NAMES: tuple[str, ...] = tuple(COMPONENT)
+# The AMD backend's goals (``doctor --arch gfx942``). Triton 3.9 compiles for AMD with
+# nothing from the machine (see ``AMD_COMPONENTS``); its launcher needs the HIP runtime.
+AMD_GOALS: dict[str, Goal] = {
+    goal.name: goal
+    for goal in (
+        Goal(
+            name="triton",
+            title="Triton kernels (AMD)",
+            packages=("triton",),
+            steps=(
+                GoalStep(name="compile", can="compile kernels", components=()),
+                GoalStep(
+                    name="launch",
+                    can="launch kernels",
+                    components=("cc", "python-headers", "libamdhip64"),
+                ),
+            ),
+        ),
+        # Inductor's GPU code is Triton kernels on the GPU torch runs (ROCm's torch
+        # calls it "cuda"): a torch built with ROCm and Triton's AMD launch.
+        Goal(
+            name="torch-gpu",
+            title="torch.compile (AMD)",
+            packages=("torch", "triton"),
+            steps=(
+                GoalStep(
+                    name="run",
+                    can="compile and run on the GPU",
+                    components=("cc", "python-headers", "libamdhip64"),
+                    torch_hip=True,
+                ),
+            ),
+        ),
+    )
+}
+# Each backend's goals.
+BACKEND_GOALS: dict[str, dict[str, Goal]] = {"nvidia": GOALS, "amd": AMD_GOALS}
+COMPONENT_NAMES: tuple[str, ...] = tuple(c.name for c in COMPONENTS)
 MANIFEST_COMPONENTS: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.in_manifest)
 
 
@@ -676,6 +750,16 @@ class TritonRelease(NamedTuple):
     blackwell_variable: str | None
     ptxas_lookup: PtxasLookup
     torch_free_launch: bool
+    # The oldest HIP runtime major release its AMD launcher accepts (``backends/amd/
+    # driver.c``, ``TRITON_HIP_DRIVER_REQ_MAJOR_VERSION``); ``None``: not read for the
+    # release, not judged.
+    hip_major_min: int | None = None
+    # ``TRITON_LIBHIP_PATH`` may name ``libamdhip64.so.N`` (3.9: a file name starting
+    # ``libamdhip64.so``); before, only a path ending in ``libamdhip64.so`` (3.6-3.8).
+    libhip_versioned: bool = False
+    # Its AMD backend takes TheRock's HIP runtime (``rocm_sdk.find_libraries``) before
+    # any other (3.9).
+    therock_first: bool = False
 
     def uses(self, component: str) -> bool:
         """Whether this release runs ``component`` at all: no ``ptxas-blackwell`` where
@@ -716,6 +800,9 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         ptxas_lookup="get_ptxas()",
         torch_free_launch=False,
     ),
+    # 3.6 to 3.9: the AMD launcher refuses a HIP runtime older than 6 (read from 3.6.0's,
+    # 3.8.0's and 3.9.0's backends/amd/driver.c); their wheels bundle the HIP headers
+    # and link the code object in process (``amd.link_hsaco``).
     TritonRelease(
         first=(3, 6),
         knobs=True,
@@ -723,6 +810,7 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
         ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=False,
+        hip_major_min=6,
     ),
     TritonRelease(
         first=(3, 9),
@@ -731,6 +819,9 @@ TRITON_RELEASES: tuple[TritonRelease, ...] = (
         blackwell_variable="TRITON_PTXAS_BLACKWELL_PATH",
         ptxas_lookup="get_ptxas(arch)",
         torch_free_launch=True,
+        hip_major_min=6,
+        libhip_versioned=True,
+        therock_first=True,
     ),
 )
 
@@ -1031,3 +1122,74 @@ def advisory_text(advisory: Advisory, release: str) -> str:
     fixed = advisory.fixed_in
     fix = f"fixed in CUDA {fixed[0]}.{fixed[1]}" if fixed else "no fixed release known"
     return f"ptxas {release} {advisory.effect}; {fix} ({advisory.certainty}; {advisory.reference})"
+
+
+# --------------------------------------------------------------- AMD GPU architectures
+
+# ``gfx942``, ``gfx90a``, ``gfx1201``: the name Triton's ``GPUTarget("hip", ...)`` takes
+# (features after a colon, ``gfx942:sramecc+:xnack-``, are dropped as Triton does).
+_GFX = re.compile(r"gfx[0-9]{2,3}[0-9a-f]")
+
+
+def gfx_name(text: str) -> str | None:
+    """The architecture ``text`` names (``"gfx942"``), or ``None`` for no AMD name.
+
+    >>> gfx_name("gfx942:sramecc+:xnack-"), gfx_name("sm_90")
+    ('gfx942', None)
+    """
+    name = text.strip().lower().split(":")[0]
+    return name if _GFX.fullmatch(name) else None
+
+
+class GfxRule(NamedTuple):
+    """The first ROCm (HIP runtime) release that runs an architecture family: every
+    ``gfx`` name starting with ``prefix``; ``source`` says where the rule is read."""
+
+    prefix: str
+    first: tuple[int, int]
+    source: str
+
+
+GFX_RULES: tuple[GfxRule, ...] = (
+    GfxRule(
+        prefix="gfx12",
+        first=(6, 4),
+        source="ROCm's Linux system requirements list the Radeon RX 9000 series (gfx1200, "
+        "gfx1201) from ROCm 6.4 on (rocm.docs.amd.com/projects/install-on-linux/en/"
+        "docs-6.4.1/reference/system-requirements.html)",
+    ),
+    GfxRule(
+        prefix="gfx950",
+        first=(7, 0),
+        source="ROCm 7.0.0 added gfx950 (Instinct MI350 series) support (ROCm 7.0.0 release notes)",
+    ),
+)
+
+
+def rocm_problem(release: str, triton: TritonRelease | None, gfx: str | None) -> str | None:
+    """Why a HIP runtime of ``release`` (``"5.2.21153"``) cannot serve Triton ``triton``
+    on ``gfx``, or ``None``.
+
+    >>> rocm_problem("5.2.21153", triton_release((3, 9)), "gfx942").split(" (")[0]
+    'ROCm 5.2 is older than Triton 3.9 and later accept'
+    >>> rocm_problem("6.3.42131", triton_release((3, 9)), "gfx1201").split(" (")[0]
+    'ROCm 6.3 cannot run gfx1201, needs 6.4 or newer'
+    """
+    version = parse_release(release)
+    if version is None:
+        return f"{release!r} is not a ROCm release"
+    shown = f"{version[0]}.{version[1]}"
+    minimum = triton.hip_major_min if triton is not None else None
+    if minimum is not None and version[0] < minimum:
+        first = f"{triton.first[0]}.{triton.first[1]}" if triton else ""
+        return (
+            f"ROCm {shown} is older than Triton {first} and later accept ({minimum}.0 or newer: "
+            "TRITON_HIP_DRIVER_REQ_MAJOR_VERSION in its backends/amd/driver.c)"
+        )
+    rule = next((r for r in GFX_RULES if gfx is not None and gfx.startswith(r.prefix)), None)
+    if rule is not None and version < rule.first:
+        return (
+            f"ROCm {shown} cannot run {gfx}, needs {rule.first[0]}.{rule.first[1]} or newer "
+            f"({rule.source})"
+        )
+    return None

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 
 from ..runtime._errors import ToolchainError
-from ._catalog import COMPONENTS
+from ._catalog import CATALOG
 from ._manifest import MANIFEST_VARIABLE
 from ._model import Toolchain
 
@@ -45,9 +45,9 @@ def toolchain_env(tc: Toolchain) -> dict[str, str]:
     """
     env: dict[str, str] = {}
     sources: dict[str, list[str]] = {}
-    for spec in COMPONENTS:
-        choice = tc[spec.name]
-        if spec.variable is None or choice.path is None or spec.variable in env:
+    for spec in CATALOG:  # the rows of the backend resolved (``resolve_all(backend=...)``)
+        choice = tc.choices.get(spec.name)
+        if spec.variable is None or choice is None or choice.path is None or spec.variable in env:
             continue
         value = os.path.dirname(choice.path) if spec.variable_names_dir else choice.path
         env[spec.variable] = value
@@ -91,7 +91,7 @@ def merged_env(tc: Toolchain, base: Mapping[str, str]) -> dict[str, str]:
     exported = toolchain_env(tc)
     # A variable the user set, or one the same tools read in its place (CUDA_PATH for
     # CUDA_HOME), keeps the export out.
-    shadows = {c.variable: (c.variable, *c.also_read) for c in COMPONENTS if c.variable}
+    shadows = {c.variable: (c.variable, *c.also_read) for c in CATALOG if c.variable}
     kept = {k for k in exported if any(merged.get(v) for v in shadows.get(k, (k,)))}
     for key, value in exported.items():
         if key not in kept:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -302,3 +303,27 @@ def trusted_lookup(
         f"Triton would run {first} as {component}: {refused[first]}.\n"
         f"  fix: {_trust.fix_for(refused[first])}{trust_story(plan, component, first)}"
     )
+
+
+def hip_runtime(triton_lookup: Callable[[], str]) -> str:
+    """The HIP runtime Triton's AMD launcher is to open (``_triton.hip_lookup``): the AMD
+    backend resolved for this process's user environment (``resolve_all(backend="amd")``;
+    ``TRITON_LIBHIP_PATH`` is its explicit setting). A wrong setting is the shim's
+    ``SettingError``, none usable a ``MissingComponentError`` with every place looked at
+    and every rejection (a ROCm too old for this Triton among them). Where TheRock's
+    ``rocm_sdk`` is installed and the variable unset, Triton's own lookup
+    (``triton_lookup``), which takes TheRock's library first."""
+    from ..runtime._process import user_environ  # noqa: PLC0415  an AMD launcher build only
+    from ._discovery._host import Host  # noqa: PLC0415
+    from ._resolve import resolve_all  # noqa: PLC0415
+
+    host = Host.current(user_environ())
+    therock = host.triton is not None and host.triton.therock_first and host.rocm_sdk_dirs
+    if therock and not host.environ.get("TRITON_LIBHIP_PATH"):
+        return triton_lookup()  # TheRock's, which Triton takes first (its own mixing check)
+    choice = resolve_all(host=host, backend="amd")["libamdhip64"]
+    if choice.error:
+        raise SettingError(choice.error)
+    if choice.path is None:
+        raise MissingComponentError(choice.explain())
+    return choice.path

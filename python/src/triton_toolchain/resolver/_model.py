@@ -202,7 +202,7 @@ class Toolchain:
             return self.choices[name]
         except KeyError:
             raise KeyError(
-                f"unknown component {name!r}; known: {', '.join(COMPONENT_NAMES)}"
+                f"unknown component {name!r}; known: {', '.join(self.choices or COMPONENT_NAMES)}"
             ) from None
 
     def __iter__(self) -> Iterator[Choice]:

@@ -31,12 +31,14 @@ from typing import NamedTuple
 
 from ..runtime import _trust
 from ..runtime._errors import SettingError
+from ..runtime._process import BACKENDS
 from ._catalog import (
     ARCH_RELEASES,
     COMPONENTS,
-    DRIVER_SONAME,
     Component,
+    backend_components,
     component_fix,
+    gfx_name,
     install_program,
 )
 from ._discovery import LOCATORS, _fs
@@ -87,11 +89,11 @@ class _History:
 def manifest_entries(spec: Component, manifest: Manifest) -> list[tuple[str, Path]]:
     """What a manifest names for ``spec``, each path with its key in the manifest: the
     component's entry (``components.ptxas``), or for the run-time driver the
-    ``libcuda.so.1`` of each of ``driver_dirs`` (``driver_dirs[0]``)."""
+    ``libcuda.so.1`` of each of ``driver_dirs`` (``driver_dirs[0]``), its backend's
+    driver name there (``libamdhip64.so`` for the AMD backend's)."""
     if spec.kind == "driver":
-        return [
-            (f"driver_dirs[{i}]", d / DRIVER_SONAME) for i, d in enumerate(manifest.driver_dirs)
-        ]
+        soname = BACKENDS[spec.backend or "nvidia"].driver_soname
+        return [(f"driver_dirs[{i}]", d / soname) for i, d in enumerate(manifest.driver_dirs)]
     entry = manifest.components.get(spec.name)
     return [(f"components.{spec.name}", entry.path)] if entry is not None else []
 
@@ -332,7 +334,12 @@ class _Cascade(NamedTuple):
         return self.locator.finish(self.host, self.ctx, self.search(history, self.locator.steps))
 
 
-def _ask_ahead(host: Host, arch: int | None, leave_out: frozenset[str]) -> None:
+def _ask_ahead(
+    host: Host,
+    arch: int | None,
+    leave_out: frozenset[str],
+    specs: tuple[Component, ...] = COMPONENTS,
+) -> None:
     """Ask at once the question each component's search will ask first
     (``Locator.question``: the tools' ``--version``, the compiler's ``-v``), so that the
     processes of independent components run together, not one after another. Only the
@@ -341,7 +348,7 @@ def _ask_ahead(host: Host, arch: int | None, leave_out: frozenset[str]) -> None:
     variable names the component, its search asks no candidate (not asked ahead)."""
     ctx = Context(arch=arch)
     questions = []
-    for spec in COMPONENTS:
+    for spec in specs:
         if spec.name in leave_out:
             continue
         locator = LOCATORS[spec.name]
@@ -373,17 +380,27 @@ def resolve_all(
     host: Host | None = None,
     leave_out: frozenset[str] = frozenset(),
     unless_in_manifest: frozenset[str] = frozenset(),
+    backend: str = "nvidia",
+    gfx: str | None = None,
 ) -> Toolchain:
     """Resolve every component for ``sm_<arch>`` on ``host`` (default: this process),
     keeping a wrong explicit setting in its component's ``Choice.error``; those named in
     ``leave_out`` are not looked for and are absent from the result (the parts a plan
     leaves pending, ``_plan.left_out``: nothing else depends on them), but for those of
     ``unless_in_manifest`` that the manifest names (``_plan.in_manifest_at_import``).
+    ``backend``: Triton's backend whose components are resolved with those of no
+    backend (``_catalog.backend_components``); ``gfx``: the AMD target (``gfx942``).
 
     Raises ``SettingError`` for a wrong ``arch`` or ``TRITON_TOOLCHAIN_MANIFEST`` and
     ``ManifestError`` for a manifest that cannot be used.
     """
     _check_arch(arch)
+    if backend not in BACKENDS or (gfx is not None and gfx_name(gfx) != gfx):
+        raise SettingError(
+            f"backend={backend!r}, gfx={gfx!r}: give one of {', '.join(BACKENDS)} and an AMD "
+            "architecture such as gfx942"
+        )
+    specs = COMPONENTS if backend == "nvidia" else backend_components(backend)
     host = host or Host.current()
     manifest = load_for(host)
     if manifest is not None:
@@ -392,11 +409,11 @@ def resolve_all(
     chosen: dict[str, Choice] = {}
     with written_once():  # what tools answered: one write of the answers' file
         if manifest is None:  # a manifest's entries run no process (recorded versions)
-            _ask_ahead(host, arch, leave_out)
-        for spec in COMPONENTS:
+            _ask_ahead(host, arch, leave_out, specs)
+        for spec in specs:
             if spec.name in leave_out:
                 continue
-            ctx = Context(arch=arch, chosen=chosen)
+            ctx = Context(arch=arch, chosen=chosen, gfx=gfx)
             cascade = _Cascade(spec, LOCATORS[spec.name], host, ctx, manifest, exports)
             chosen[spec.name] = cascade.run()
     return Toolchain(

@@ -51,6 +51,11 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {
     "nvidia": Backend(driver_soname="libcuda.so.1", triton_package="triton.backends.nvidia"),
+    # Triton's AMD backend loads the HIP runtime by the unversioned name in every place it
+    # looks but ``ldconfig -p`` (3.9 ``backends/amd/driver.py``,
+    # ``_get_path_to_hip_runtime_dylib``); the library's own SONAME is versioned
+    # (``libamdhip64.so.6``), which ``TRITON_LIBHIP_PATH`` accepts.
+    "amd": Backend(driver_soname="libamdhip64.so", triton_package="triton.backends.amd"),
 }
 
 
@@ -92,7 +97,7 @@ MAPS_LIMIT = 64 << 20
 MAPS_CHUNK = 1 << 16  # a larger buffer costs more to allocate than the reads it saves
 
 
-def loaded_drivers(maps: str = MAPS) -> list[str]:
+def loaded_drivers(maps: str = MAPS, stems: tuple[str, ...] | None = None) -> list[str]:
     """Paths of the drivers' files (``libcuda.so*``: ``drivers_in``) mapped into this
     process, in the order they
     appear in ``maps`` (``/proc/self/maps``; discovery reads it under its host's root,
@@ -113,11 +118,15 @@ def loaded_drivers(maps: str = MAPS) -> list[str]:
         return []
     finally:
         os.close(fd)
-    return drivers_in(b"".join(chunks))
+    return drivers_in(b"".join(chunks), stems or DRIVER_STEMS)
 
 
-# What every file of a backend's driver is named from (``Backend.driver_stem``).
-DRIVER_STEMS = tuple(backend.driver_stem for backend in BACKENDS.values())
+# What every file of the driver the activation loads is named from
+# (``Backend.driver_stem``): NVIDIA's only. The HIP runtime is never loaded by the shim
+# (Triton's AMD backend opens it itself, by the path the shim names), so a mapped
+# ``libamdhip64`` says nothing about ``libcuda``; ``drivers_in(text, (AMD_STEM,))`` finds it.
+DRIVER_STEMS = (BACKENDS["nvidia"].driver_stem,)
+AMD_STEM = BACKENDS["amd"].driver_stem
 
 
 def drivers_in(text: bytes, stems: tuple[str, ...] = DRIVER_STEMS) -> list[str]:

@@ -127,7 +127,7 @@ def clear_caches() -> None:
     (``TRITON_CACHES``, ``CUDABackend.hash``, ``runtime.build._find_compiler``)."""
     kinds: tuple[Literal["compiler", "driver"], ...] = ("compiler", "driver")
     for kind in kinds:
-        for _, namespace in namespaces(kind):
+        for _, namespace in namespaces(kind, "nvidia"):  # the AMD lookup has its own
             for name in TRITON_CACHES[kind]:
                 func = namespace.get(name)
                 for f in (func, getattr(func, ORIGINAL, None)):
@@ -482,12 +482,45 @@ def patch_sass(state: TritonState, report: Report, complete: Complete) -> None:
         )
 
 
+# Triton's AMD backend's lookup of the HIP runtime (3.9 ``backends/amd/driver.py``), which
+# its launcher (``HIPUtils``) calls once, on an AMD machine only.
+HIP_LOOKUP = "_get_path_to_hip_runtime_dylib"
+
+
+def hip_lookup(original: Callable[[], str]) -> Callable[[], str]:
+    """``_get_path_to_hip_runtime_dylib`` answered by the shim: the HIP runtime the
+    resolver chooses for the AMD backend (``_guards.hip_runtime``: Triton's own search
+    order, then the layouts it misses, a ROCm too old for this Triton refused), or the
+    shim's error naming what is missing and the fix. Resolved at the first call, never
+    at the import."""
+
+    @functools.wraps(original)
+    @functools.lru_cache(maxsize=1)
+    def _get_path_to_hip_runtime_dylib() -> str:
+        from ..resolver._guards import hip_runtime  # noqa: PLC0415  an AMD launcher only
+
+        return hip_runtime(original)
+
+    setattr(_get_path_to_hip_runtime_dylib, ORIGINAL, original)
+    return _get_path_to_hip_runtime_dylib
+
+
+def patch_hip_lookup(state: TritonState, report: Report) -> None:
+    """Replace the AMD backend's lookup of the HIP runtime (``hip_lookup``) where Triton
+    has one."""
+    for where, namespace in namespaces("driver", "amd"):
+        if state.patches.patch(where, namespace, HIP_LOOKUP, hip_lookup):
+            report.applied[f"patch:{where}.{HIP_LOOKUP}"] = (
+                "the HIP runtime the shim chooses (TRITON_LIBHIP_PATH checked)"
+            )
+
+
 def patch_lookups(
     plan: PlanGetter, state: TritonState, report: Report, complete: Complete | None = None
 ) -> None:
     """Guard ``get_ptxas`` (``guard_get_ptxas``, given ``complete``), and the driver's
     lookups (``patch_driver_lookups``)."""
-    for where, namespace in namespaces("compiler"):
+    for where, namespace in namespaces("compiler", "nvidia"):  # the ptxas family's
 
         def make(original: Any, namespace: Namespace = namespace) -> object:
             return guard_get_ptxas(original, plan, namespace, complete)
@@ -507,6 +540,7 @@ def patch_lookups(
                 "refuses a ptxas that does not fit (3.0-3.2)"
             )
     patch_driver_lookups(plan, state, report)
+    patch_hip_lookup(state, report)
 
 
 def patch_driver_lookups(plan: PlanGetter, state: TritonState, report: Report) -> None:
@@ -572,7 +606,7 @@ def replace_build(
     if state.impl is None:
         state.impl = LauncherBuild(plan, complete)
     impl = state.impl
-    for where, namespace in namespaces("driver"):
+    for where, namespace in namespaces("driver", "nvidia"):
         if "_build" not in namespace:
             continue
         if (where, "_build") not in state.patches.made and namespace["_build"] is not triton_build:

@@ -216,6 +216,11 @@ class Host:
         return next(iter(self.packages.get("torch", ())), None)
 
     @functools.cached_property
+    def rocm_sdk_dirs(self) -> tuple[Path, ...]:
+        """TheRock's ``rocm_sdk`` package, which Triton's AMD backend asks first."""
+        return _package("rocm_sdk") if self.packages is None else self.packages.get("rocm_sdk", ())
+
+    @functools.cached_property
     def nvidia_dirs(self) -> tuple[Path, ...]:
         return _package("nvidia") if self.packages is None else self.packages.get("nvidia", ())
 

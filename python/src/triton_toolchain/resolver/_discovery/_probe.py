@@ -228,3 +228,48 @@ def driver_cuda(
     if number < 1000:
         return None, f"cuDriverGetVersion reported {text!r}, not a CUDA version"
     return (number // 1000, number % 1000 // 10), None
+
+
+# Run in a child ``python -I -S``: load the HIP runtime, ask the version Triton's AMD
+# launcher checks (``hipDriverGetVersion``, ``backends/amd/driver.c`` of 3.9), print
+# "<status> <version>". It needs no GPU (the Debian 5.2.3 library answers without one).
+_ASK_HIP = (
+    "import ctypes, sys\n"
+    "lib = ctypes.CDLL(sys.argv[1])\n"
+    "v = ctypes.c_int(0)\n"
+    "print(lib.hipDriverGetVersion(ctypes.byref(v)), v.value)\n"
+)
+
+
+def hip_release(path: Path, *, answers: Path | None = None) -> tuple[str | None, str | None]:
+    """``("6.4.43482", None)``: the HIP release of the ``libamdhip64`` at ``path`` as it
+    reports it (``hipDriverGetVersion``: ``major * 10000000 + minor * 100000 + patch``,
+    the format of ``hip_version.h`` that Triton's ``driver.c`` decodes), or ``(None,
+    problem)``. Asked in a child process (the library is never loaded here), once per
+    file version (``_answers``)."""
+    problem = _fs.file_problem(path) or _fs.untrusted(path)
+    if problem:
+        return None, problem
+    question = ("hipDriverGetVersion-v1",)
+    remembered = _answers.recall(answers, path, question)
+    if remembered is None:
+        argv = [sys.executable, "-I", "-S", "-c", _ASK_HIP, str(path)]
+        status, output, problem = collect(argv, {"PATH": os.defpath})
+        text = output.decode("ascii", "replace").strip()
+        found = re.fullmatch(_DRIVER_VERSION, text)
+        if problem is not None:  # a signal, the timeout: not the library's answer
+            return None, f"hipDriverGetVersion could not be asked: the query {problem}"
+        if status != 0 or found is None:
+            problem = f"answered {_summary(output, '') if text else 'nothing'} (exit {status})"
+        elif found.group(1) != "0":
+            problem = f"hipDriverGetVersion returned hipError_t {found.group(1)}"
+        answer = found.group(2) if found and problem is None else None
+        remembered = (answer is not None, answer or f"hipDriverGetVersion: {problem}")
+        _answers.remember(answers, path, question, *remembered)
+    ok, text = remembered
+    if not ok:
+        return None, text
+    number = int(text) if re.fullmatch("[0-9]{1,9}", text) else 0
+    if number < 10000000:
+        return None, f"hipDriverGetVersion reported {text!r}, not a HIP version"
+    return f"{number // 10000000}.{number % 10000000 // 100000}.{number % 100000}", None

@@ -66,6 +66,7 @@ class Context(NamedTuple):
     named: bool = False
     manifest: bool = False
     chosen: Mapping[str, Choice] = MappingProxyType({})
+    gfx: str | None = None  # the AMD target (``gfx942``) where the AMD backend is resolved
 
 
 Step = Callable[[Host, Context], Iterable[Candidate]]
