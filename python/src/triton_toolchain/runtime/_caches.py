@@ -10,9 +10,10 @@ own variable, and at the first use of each cache.
   kernels (``triton_cache_dir``), so nothing is set where the defaults work.
 - The first use of each cache is guarded (``_activate.CACHE_GUARDS``: Triton's
   ``get_cache_manager``, through which it reads and writes its cache, and Inductor's
-  ``cache_dir``; both modules are patched as soon as they are imported, before their importers take the
-  names): a cache that is an ``error`` (an explicit directory others can change, none
-  usable) raises the shim's ``SettingError`` there, so nothing of it is loaded; a
+  ``cache_dir``; both modules are patched as soon as they are imported, before their
+  importers take the names): a cache that is an ``error`` (an explicit directory others
+  can change, none usable) raises the shim's ``SettingError`` there, so nothing of it is
+  loaded; a
   ``said`` line or a ``warning`` is a ``RuntimeWarning`` once per process.
 
 Pure standard library; imported only for a plan with a cache worth a word (chosen by
