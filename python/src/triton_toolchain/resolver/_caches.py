@@ -40,6 +40,8 @@ from ..runtime import _trust
 from ..runtime._schema import CacheDir
 from ._catalog import CACHES, NETWORK_FILESYSTEMS, Cache
 from ._discovery import _fs
+from ._discovery._host import Host
+from ._manifest import load_for
 from ._observe import make_private_dir
 
 MOUNTINFO = "/proc/self/mountinfo"
@@ -312,3 +314,28 @@ def resolve_caches(
         )
         for spec in CACHES
     }
+
+
+def caches_for(host: Host) -> dict[str, CacheDir]:
+    """``resolve_caches`` for ``host``: its environment and its manifest's pins."""
+    manifest = load_for(host)
+    if manifest is None:
+        return resolve_caches(host.environ)
+    return resolve_caches(host.environ, manifest.caches, str(manifest.file))
+
+
+def status(cache: CacheDir) -> str:
+    """A word for ``doctor``: ``refused`` (an error), ``slow`` (a warning), ``chosen``
+    (the shim's own directory), else ``ok``."""
+    if cache["error"]:
+        return "refused"
+    if cache["warning"]:
+        return "slow"
+    return "chosen" if cache["source"] in ("XDG_CACHE_HOME", "TMPDIR") else "ok"
+
+
+def verdict_text(cache: CacheDir) -> str:
+    """The facts judged, in a few words: ``ext4, flock``."""
+    kind = cache["fstype"] or "file system unknown"
+    where = "" if cache["local"] else " (network)"
+    return f"{kind}{where}, {'flock' if cache['flock'] else 'no flock'}"

@@ -42,7 +42,7 @@ from typing import Any
 from ..runtime._errors import ToolchainError
 from ..runtime._process import loaded_by_shim, user_environ
 from ..runtime._schema import Driver, Part, Plan, Setting, ToolchainData, TorchPart
-from ._caches import resolve_caches
+from ._caches import caches_for
 from ._catalog import (
     AT_IMPORT_IF_IN_MANIFEST,
     AT_IMPORT_IF_NAMED,
@@ -53,7 +53,6 @@ from ._catalog import (
 from ._discovery import _fs
 from ._discovery._compiler import command_argv
 from ._discovery._host import Host, python_include_dir
-from ._manifest import load_for
 from ._model import Choice, SourceKind, Toolchain
 from ._observe import recording
 from ._resolve import resolve_all
@@ -181,10 +180,7 @@ def resolve_plan(
         )
         plan = plan_of(tc)
         if "import" in parts:
-            manifest = load_for(host)
-            pins = manifest.caches if manifest is not None else {}
-            where = str(manifest.file) if manifest is not None else ""
-            plan["caches"] = resolve_caches(host.environ, pins, where)
+            plan["caches"] = caches_for(host)
     return plan, facts
 
 
