@@ -286,6 +286,13 @@ def resolve_cache(
     if refused is None:
         return verdict
     chosen = _private(spec, environ, default)
+    if chosen is None and _problem(verdict) is None:  # slow only: kept, and said
+        verdict["warning"] = (
+            f"the default {default}: {refused}, and no private local directory could be "
+            f"made under XDG_CACHE_HOME or {_tempdir(environ)}; several processes compiling "
+            f"at once may fail or wait there. Fix: {_fix(spec)}"
+        )
+        return verdict
     if chosen is None:
         verdict["error"] = (
             f"no usable directory for {spec.what}: the default {default} is refused "

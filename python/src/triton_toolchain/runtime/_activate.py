@@ -110,13 +110,15 @@ def switch(environ: Mapping[str, str] | None = None) -> tuple[bool, str | None]:
 # ----------------------------------------------------------------------- the import hook
 
 MARK = "_triton_toolchain_hook"
-# The first use of each cache (``_caches``): module -> (the function every use of it goes
-# through, the cache). Triton reads and writes its cache through ``get_cache_manager``
-# (``triton/runtime/cache.py``, 3.9), Inductor names every path of its cache with
-# ``cache_dir()`` (``torch/_inductor/runtime/cache_dir_utils.py``, 2.13).
-CACHE_GUARDS: dict[str, tuple[str, str]] = {
-    "triton.runtime.cache": ("get_cache_manager", "triton"),
-    "torch._inductor.runtime.cache_dir_utils": ("cache_dir", "inductor"),
+# The first use of each cache (``_caches``): module -> (the cache, the functions every use
+# of it goes through). Triton reads and writes its cache through ``get_cache_manager``
+# (``triton/runtime/cache.py``, 3.9); Inductor names its cache with ``cache_dir()``, and
+# its on-disk caching layer with ``default_cache_dir()``, which ignores
+# TORCHINDUCTOR_CACHE_DIR (``torch/_inductor/runtime/{cache_dir_utils,caching/
+# implementations}.py``, 2.13).
+CACHE_GUARDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "triton.runtime.cache": ("triton", ("get_cache_manager",)),
+    "torch._inductor.runtime.cache_dir_utils": ("inductor", ("cache_dir", "default_cache_dir")),
 }
 # Top-level packages whose import loads, or may load, the NVIDIA driver: the stub hands
 # over for them.
@@ -652,8 +654,12 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
         if _STATE.plan is None:
             return warnings
         guarded = CACHE_GUARDS.get(name) if finished else None
-        cache = _STATE.plan["caches"].get(guarded[1]) if guarded else None
-        if guarded and cache and (cache["error"] or cache["said"] or cache["warning"]):
+        cache = _STATE.plan["caches"].get(guarded[0]) if guarded else None
+        if (
+            guarded
+            and cache
+            and (cache["source"] != "default" or cache["error"] or cache["warning"])
+        ):
             from . import _caches  # noqa: PLC0415  only for a cache worth a word
 
             _caches.after_import(

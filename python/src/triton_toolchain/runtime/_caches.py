@@ -10,7 +10,9 @@ own variable, and at the first use of each cache.
   kernels (``triton_cache_dir``), so nothing is set where the defaults work.
 - The first use of each cache is guarded (``_activate.CACHE_GUARDS``: Triton's
   ``get_cache_manager``, through which it reads and writes its cache, and Inductor's
-  ``cache_dir``; both modules are patched as soon as they are imported, before their
+  ``cache_dir`` and ``default_cache_dir``, which its on-disk caching layer uses whatever
+  TORCHINDUCTOR_CACHE_DIR says, and which names the judged directory where the default
+  is not it; both modules are patched as soon as they are imported, before their
   importers take the names): a cache that is an ``error`` (an explicit directory others
   can change, none usable) raises the shim's ``SettingError`` there, so nothing of it is
   loaded; a
@@ -68,29 +70,47 @@ def check(plan: Plan, name: str) -> None:
         warnings.warn(f"triton-toolchain: {line}", RuntimeWarning, stacklevel=3)
 
 
-def guard(original: Callable[..., Any], plan: PlanGetter, name: str) -> Callable[..., Any]:
-    """``original``, checked first (``check``)."""
+def guard(
+    original: Callable[..., Any], plan: PlanGetter, name: str, *, default: bool = False
+) -> Callable[..., Any]:
+    """``original``, checked first (``check``); ``default``: a function naming the
+    library's default directory, which then names the plan's directory where that is
+    not the default (Inductor's ``default_cache_dir``)."""
 
     @functools.wraps(original)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        check(plan(), name)
+        now = plan()
+        check(now, name)
+        cache = now["caches"].get(name)
+        if default and cache is not None and cache["path"] and cache["source"] != "default":
+            return cache["path"]
         return original(*args, **kwargs)
 
     setattr(guarded, ORIGINAL, original)
     return guarded
 
 
+def _guard_of(
+    plan: PlanGetter, name: str, default: bool, original: Callable[..., Any]
+) -> Callable[..., Any]:
+    return guard(original, plan, name, default=default)
+
+
 def after_import(
-    module_name: str, guarded: tuple[str, str], plan: PlanGetter, patches: Patches, report: Report
+    module_name: str,
+    guarded: tuple[str, tuple[str, ...]],
+    plan: PlanGetter,
+    patches: Patches,
+    report: Report,
 ) -> None:
-    """Guard ``guarded`` (the function, the cache: ``_activate.CACHE_GUARDS``) of the
-    module ``module_name`` that has just been imported."""
+    """Guard the functions of ``guarded`` (the cache, the functions:
+    ``_activate.CACHE_GUARDS``) of the module ``module_name`` just imported."""
     module = sys.modules.get(module_name)
     if module is None:
         return
-    attr, name = guarded
+    name, attrs = guarded
     namespace = vars(module)
-    if callable(namespace.get(attr)) and patches.patch(
-        module_name, namespace, attr, lambda original: guard(original, plan, name)
-    ):
-        report.applied[f"patch:{module_name}.{attr}"] = f"checks the {name} cache"
+    for attr in attrs:
+        make = functools.partial(_guard_of, plan, name, attr.startswith("default_"))
+        if callable(namespace.get(attr)) and patches.patch(module_name, namespace, attr, make):
+            report.applied[f"patch:{module_name}.{attr}"] = f"checks the {name} cache"
