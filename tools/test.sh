@@ -25,7 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
-  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq)
+  qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq
+  fuse3 libfuse3-dev)
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/triton-toolchain"
