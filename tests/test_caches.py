@@ -339,3 +339,48 @@ def test_no_flock_fuse_eight_processes(work: Work, noflockfs: Path) -> None:
         assert result["triton_ok"] is True and result["torch_ok"] is True, result
         said = _said(result, "TORCHINDUCTOR_CACHE_DIR") + _said(result, "TRITON_CACHE_DIR")
         assert len(said) == 2 and all("fuse.noflockfs" in s for s in said), result["warnings"]
+
+
+# ----------------------------------------------------------------- a site's pin, doctor
+
+
+def test_manifest_pins_the_cache_per_user(work: Work) -> None:
+    """A manifest's ``caches`` pins Triton's cache per node, ``$USER`` expanded for the
+    user who runs it; ``doctor --json`` reports it with its source and verdict, and the
+    import sets it in ``TRITON_CACHE_DIR`` for Triton."""
+    manifest = work.root / "site.json"
+    pinned = f"{work.root}/scratch/$USER/triton"
+    manifest.write_text(json.dumps({"schema": 2, "components": {}, "caches": {"triton": pinned}}))
+    manifest.chmod(0o644)
+    env = _env(True, HOME=str(work.root / "home"), TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "doctor", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    cache = json.loads(done.stdout)["caches"]["triton"]
+    assert cache["path"] == f"{work.root}/scratch/root/triton", cache
+    assert cache["source"] == "manifest" and cache["apply"] is True and cache["error"] is None
+    assert cache["local"] is True and cache["flock"] is True and cache["writable"] is True
+    used = subprocess.run(
+        [sys.executable, "-c", "import triton; print(triton.knobs.cache.dir)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert used.stdout.strip() == cache["path"], used.stderr
+    manifest.write_text(json.dumps({"schema": 2, "components": {}, "caches": {"tmp": "x"}}))
+    refused = subprocess.run(
+        [sys.executable, "-m", "triton_toolchain", "check-manifest", str(manifest)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert refused.returncode != 0 and "caches.tmp" in refused.stderr + refused.stdout

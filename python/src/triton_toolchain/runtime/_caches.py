@@ -52,7 +52,8 @@ def apply_env(plan: Plan, env: dict[str, str], report: Report) -> None:
             continue
         os.environ[variable] = env[variable] = path
         report.applied[f"env:{variable}"] = path
-        report.notes.append(f"{name} cache: {cache['said']}")
+        if cache["said"]:
+            report.notes.append(f"{name} cache: {cache['said']}")
 
 
 def check(plan: Plan, name: str) -> None:
