@@ -20,9 +20,10 @@ The choice, per cache (``resolve_caches``):
    0700 (``_observe.make_private_dir``); the shim sets the library's variable to it
    (``apply``) and says so once (``said``). None usable is an ``error``.
 
-What a record keeps: every variable read, the status of each directory judged, and its
-trust (facts of ``_observe``); the file system and ``flock`` are judged on a miss only,
-tied to the directory's device in its status.
+What a record keeps: every variable read, and each directory's trust and links (facts
+of ``_observe``: a directory made, another owner or mode, a new link is a miss); not its
+status, whose times change with every kernel cached. The file system, writability and
+``flock`` are judged on a miss only.
 """
 
 from __future__ import annotations
@@ -130,20 +131,23 @@ def judge(path: str, spec: Cache, source: str, default: str) -> CacheDir:
     if not path.startswith("/"):
         verdict["untrusted"] = f"{path} is not an absolute path"
         return verdict
-    exists = _fs.lexists(path)
-    place = path if exists else _existing(path)
-    if exists:
-        verdict["untrusted"] = _fs.untrusted(path)
-        if verdict["untrusted"] is None and not _fs.is_dir(path):
+    # The file system and flock first: the test's file changes the directory's times.
+    place = path if os.path.lexists(path) else _existing(path)
+    verdict["writable"] = os.access(place, os.W_OK | os.X_OK)
+    if os.path.isdir(place):
+        verdict["fstype"] = filesystem(place)
+        verdict["local"] = is_local(verdict["fstype"])
+        verdict["flock"] = verdict["writable"] and flock_works(place)
+    # The facts a record keeps: the path's trust (owners, modes, existence) and links;
+    # not its status, whose times change with every kernel cached.
+    _fs.real_path(path)
+    reason = _fs.untrusted(path)
+    if place == path:
+        verdict["untrusted"] = reason
+        if reason is None and not os.path.isdir(path):
             verdict["untrusted"] = f"{path} is not a directory"
     else:
         verdict["untrusted"] = _trust.untrusted(place, container=True)
-    verdict["writable"] = os.access(place, os.W_OK | os.X_OK)
-    if not os.path.isdir(place):
-        return verdict
-    verdict["fstype"] = filesystem(place)
-    verdict["local"] = is_local(verdict["fstype"])
-    verdict["flock"] = verdict["writable"] and flock_works(place)
     return verdict
 
 
