@@ -314,8 +314,8 @@ def _on_fuse(work: Work, binary: Path, count: int, env: dict[str, str]) -> list[
         "-o default_permissions,allow_other & "
         'for i in $(seq 100); do grep -q " /tmp/mnt " /proc/self/mountinfo && break; '
         "sleep 0.1; done; mkdir -p /tmp/mnt/home /tmp/mnt/tmp /tmp/xdg; set +e; "
-        f'for i in $(seq {count}); do "$@" > {out}/$i 2>&1 & done; '
-        "wait $(jobs -p | tail -n +2); fusermount3 -u /tmp/mnt; kill %1 2>/dev/null; true"
+        f'pids=; for i in $(seq {count}); do "$@" > {out}/$i 2>&1 & pids="$pids $!"; done; '
+        "wait $pids; fusermount3 -u -z /tmp/mnt; wait"
     )
     _namespace(script, [sys.executable, str(work.child)], env, work.root)
     return [_results((out / str(i)).read_text())[0] for i in range(1, count + 1)]
