@@ -161,7 +161,6 @@ def test_home_is_root_for_an_arbitrary_uid(work: Work) -> None:
     assert shim["triton_dir"] == f"/tmp/triton-toolchain-{uid}/triton", shim
     assert shim["triton_ok"] is True and shim["torch_ok"] is True, shim
     assert len(_said(shim, "TRITON_CACHE_DIR")) == 1, shim["warnings"]
-    assert oct(os.stat(work.root).st_mode)  # the work directory stays root's
     assert shim["inductor_dir"] == stock["inductor_dir"] == f"/tmp/torchinductor_uid_{uid}"
 
 
