@@ -177,7 +177,8 @@ def test_home_unset_for_an_arbitrary_uid(work: Work) -> None:
     assert stock["triton_dir"] == "~/.triton/cache"
     assert stock["triton_ok"] is False, stock
     assert shim["triton_dir"] == f"/tmp/triton-toolchain-{uid}/triton", shim
-    assert shim["triton_ok"] is True and shim["torch_ok"] is True, shim
+    assert shim["triton_ok"] is True, shim
+    assert shim["torch_ok"] == stock["torch_ok"], (shim["torch_error"], stock["torch_error"])
     assert "not an absolute path" in _said(shim, "TRITON_CACHE_DIR")[0]
 
 
@@ -276,7 +277,7 @@ def test_explicit_cache_of_another_user_is_an_error(work: Work, planted: Path) -
     assert "TORCHINDUCTOR_CACHE_DIR='/tmp/theirs'" in error and "Fix: set" in error, error
     assert _loaded(work) == []
     doctor = _namespace(
-        script + '; "$@"; echo "status $?"',
+        script + '; "$@" || echo "status $?"',
         [sys.executable, "-m", "triton_toolchain", "doctor", "--json"],
         env,
         work.root,
