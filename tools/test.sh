@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
   qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq
-  libamdhip64-5)
+  libamdhip64-5 fuse3 libfuse3-dev)
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/triton-toolchain"

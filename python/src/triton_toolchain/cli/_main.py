@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..resolver._caches import caches_for
 from ..resolver._catalog import (
     AMD_GOALS,
     ARCH_RELEASES,
@@ -319,6 +320,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return _doctor_amd(args, host)
     arch, gpu, notes = _target(args.arch, host)
     tc = resolve_all(arch, host=host)
+    caches = caches_for(host)
     tc = _note_driver_fit(tc.replace(notes=(*notes, *tc.notes)), host)
     installed = Installed.of(host)
     goal, steps = FOR_ALIASES.get(args.goal, (args.goal, None)) if args.goal else (None, None)
@@ -342,7 +344,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     # A wrong setting is exit status 2 where the goal asked for uses it; a setting of
     # another goal's component (a stale CUDA_HOME for `--for compile`) is only noted.
     wrong = set(shown_components(verdicts)) & {c.component for c in tc.errors()}
-    status = 2 if wrong or rejected else (0 if focus.ready else 1)
+    # A cache others can change is as wrong as a setting (``_caches``).
+    unsafe = any(c["error"] for c in caches.values())
+    status = 2 if wrong or rejected or unsafe else (0 if focus.ready else 1)
     report = None
     if args.run:
         with _warnings_as_lines(shown, warned):
@@ -356,17 +360,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         doc["goals"] = {name: verdict.to_dict() for name, verdict in judged.items()}
         if amd is not None:  # the other backend's compile goal (`--arch gfx942`: all of it)
             doc["other_backends"] = {"amd": {"goals": {"triton": amd.to_dict()}}}
-        doc["manifest_rejections"] = rejected
+        doc.update(manifest_rejections=rejected, caches=caches)
         doc.update(_self_test_json(report))
         print(json.dumps(doc, indent=2))
         _print_warnings(warned)
     else:
         header = _header(tc, installed)
         # The report fits the screen (`COLUMNS`, else the terminal, else 100 columns).
-        text = doctor_report(tc, header=header, verdicts=verdicts, installed=installed)
+        text = doctor_report(
+            tc, header=header, verdicts=verdicts, installed=installed, caches=caches
+        )
         if args.verbose:
             text = text.rsplit("\n", 2)[0]  # without the hint that -v has more
-            text += doctor_details(tc, shown_components(verdicts), installed)
+            text += doctor_details(tc, shown_components(verdicts), installed, caches)
         print(wrap_long_lines(text))
         _print_warnings(warned)
         for line in rejected:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from ..resolver._caches import status, verdict_text
 from ..resolver._catalog import (
     CATALOG,
     COMPONENT,
@@ -40,6 +41,7 @@ from ..resolver._discovery import _fs
 from ..resolver._discovery._host import Host
 from ..resolver._model import Choice, SourceKind, Toolchain
 from ..runtime import _trust
+from ..runtime._schema import CacheDir
 
 # torch/version.py: `cuda: Optional[str] = '12.8'`, or `= None` for a build without CUDA.
 _TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)
@@ -566,11 +568,13 @@ def doctor_report(
     verdicts: Mapping[str, GoalVerdict],
     installed: Installed | None = None,
     verbose: bool = False,
+    caches: Mapping[str, CacheDir] | None = None,
 ) -> str:
     """The ``doctor`` text: the header, one line per goal in ``verdicts`` (with the fix
     of each that is not ready), the resolution's notes, a table of the components those
     goals need (every component when every goal is shown); ``verbose`` adds each one's
-    details. A component the installed Triton never runs is ``unused``."""
+    details. A component the installed Triton never runs is ``unused``. ``caches``:
+    Triton's and Inductor's cache directories (``cache_lines``)."""
     shown = list(verdicts.values())
     uses = installed.uses if installed is not None else (lambda _c: True)
     needed = {c for v in shown for s in v.steps for c in s.step.components if uses(c)}
@@ -601,15 +605,46 @@ def doctor_report(
         rows.append((name, status, choice.version or "", source, path))
     out += [""] + [f"triton-bundled paths are in {p}" for p in sorted(bundled)]
     out += [table(rows)] if len(rows) > 1 else ["(no component needed)"]
+    out += cache_lines(caches) if caches else []
     if not verbose:
         out += ["", VERBOSE_HINT]
         return "\n".join(out)
-    return "\n".join(out) + doctor_details(tc, names, installed)
+    return "\n".join(out) + doctor_details(tc, names, installed, caches)
 
 
-def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | None) -> str:
-    """What ``doctor -v`` adds: the packages' directories, then each component's
-    details (``_details``), every line starting with a newline."""
+def cache_lines(caches: Mapping[str, CacheDir], *, whole: bool = False) -> list[str]:
+    """``doctor``'s caches: the line each one that is not plainly ``ok`` has (the shim's
+    choice, an error, a warning), and those that are in one line; ``whole`` (``-v``): a
+    table of every directory, its source and verdict, first."""
+    rows = [("cache", "status", "source", "path")]
+    said, fine = [], []
+    for name, cache in caches.items():
+        path = cache["path"] or ""
+        rows.append((name, status(cache), cache["source"], f"{path} ({verdict_text(cache)})"))
+        lines = [
+            f"{kind}: {line}"
+            for kind, line in (
+                ("error", cache["error"]),
+                ("warning", cache["warning"]),
+                ("note", cache["said"]),
+            )
+            if line
+        ]
+        said += lines
+        fine += [] if lines else [f"{name} {path}"]
+    if fine and not whole:
+        said.append(f"caches ok: {', '.join(fine)}")
+    return ["", "caches:", table(rows), *said] if whole else said
+
+
+def doctor_details(
+    tc: Toolchain,
+    names: Sequence[str],
+    installed: Installed | None,
+    caches: Mapping[str, CacheDir] | None = None,
+) -> str:
+    """What ``doctor -v`` adds: the packages' directories, the caches (``cache_lines``),
+    then each component's details (``_details``), every line starting with a newline."""
     out: list[str] = []
     triton_dir = installed.triton_dir if installed is not None else None
     if installed is not None:
@@ -619,6 +654,7 @@ def doctor_details(tc: Toolchain, names: Sequence[str], installed: Installed | N
         if triton_dir:
             out.append("  (the paths of Triton's bundled files below are relative to Triton's)")
     out += _trust_details()
+    out += cache_lines(caches, whole=True) if caches else []
     if installed is not None and (
         advised := advisory_lines(tc, installed.triton_release, whole=True)
     ):

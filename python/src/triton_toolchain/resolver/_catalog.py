@@ -343,6 +343,69 @@ def backend_components(backend: str) -> tuple[Component, ...]:
     return tuple(c for c in CATALOG if c.backend in (None, backend))
 
 
+
+
+class Cache(NamedTuple):
+    """Where a library writes what it compiled and later loads back (Triton's cubins and
+    its launcher ``cuda_utils*.so``, Inductor's generated C++ and ``.so`` files): judged
+    like a component (``resolver._caches``), but found by the library's own rule, never
+    by a search. ``variable``: the library's setting for it (the shim sets it only where
+    the default is unusable); ``home``: a variable whose directory holds the default;
+    ``subdir``: its name under a private directory the shim chooses; ``default``: the
+    library's rule, with its source."""
+
+    name: str
+    what: str
+    variable: str
+    subdir: str
+    default: str
+    home: str | None = None
+
+
+CACHES: tuple[Cache, ...] = (
+    # triton/knobs.py (3.9): cache.dir = TRITON_CACHE_DIR, else
+    # os.path.join(home_dir, ".triton", "cache"), home_dir = TRITON_HOME, else
+    # os.path.expanduser("~/") read when knobs.py is imported.
+    Cache(
+        name="triton",
+        what="Triton's cache (cubins, the launcher cuda_utils*.so it loads back)",
+        variable="TRITON_CACHE_DIR",
+        home="TRITON_HOME",
+        subdir="triton",
+        default="$TRITON_HOME/.triton/cache, else ~/.triton/cache",
+    ),
+    # torch/_inductor/runtime/cache_dir_utils.py (2.13): TORCHINDUCTOR_CACHE_DIR, else
+    # tempfile.gettempdir()/torchinductor_<getpass.getuser()>; Triton's kernels of
+    # Inductor go to <it>/triton/<device> unless TRITON_CACHE_DIR is set.
+    Cache(
+        name="inductor",
+        what="TorchInductor's cache (generated C++, the .so files it loads back)",
+        variable="TORCHINDUCTOR_CACHE_DIR",
+        subdir="torchinductor",
+        default="$TMPDIR/torchinductor_<user>",
+    ),
+)
+CACHE: dict[str, Cache] = {c.name: c for c in CACHES}
+# File systems (``/proc/self/mountinfo``'s type) where a cache shared by several processes
+# breaks: renames over NFS give "Stale file handle" (pytorch/pytorch#173679,
+# triton-lang/triton#11869), and flock may be refused. A ``fuse.*`` type is FUSE.
+NETWORK_FILESYSTEMS: frozenset[str] = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "lustre",
+        "gpfs",
+        "ceph",
+        "cifs",
+        "smb3",
+        "9p",
+        "fuse",
+        "fuseblk",
+        "glusterfs",
+        "beegfs",
+        "afs",
+    }
+)
 # The ptxas family: the assemblers that must serve some targets (``Component.serves``).
 PTXAS_FAMILY: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c.serves is not None)
 # NVIDIA's nvcc wheel on PyPI (it holds bin/ptxas) per CUDA major release: the plain

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from ..runtime import _trust
 from ..runtime._errors import ManifestError, SettingError
-from ._catalog import COMPONENT, MANIFEST_COMPONENTS
+from ._catalog import CACHE, COMPONENT, MANIFEST_COMPONENTS
 from ._discovery import _fs
 from ._discovery._host import Host
 from ._observe import observe
@@ -49,6 +49,7 @@ _TOP_KEYS = {
     "driver_dirs": list,
     "components": dict,
     _trust.MANIFEST_FIELD: list,
+    "caches": dict,
 }
 _ENTRY_KEYS = {"path": str, "version": str}
 _JSON_NAMES = {int: "integer", str: "string", bool: "boolean", list: "array", dict: "object"}
@@ -69,6 +70,26 @@ class Manifest(NamedTuple):
     generator: str | None = None
     schema: int = SCHEMA
     trusted_owners: tuple[str, ...] = ()
+    # Per cache of ``_catalog.CACHES``, the directory a site pins on each node, ``$USER``
+    # and ``$UID`` expanded per user (``_caches.expand_pin``).
+    caches: Mapping[str, str] = {}
+
+
+def _caches(file: Path, raw: Mapping[str, Any]) -> dict[str, str]:
+    """``caches``: a cache's name -> an absolute directory (``$USER``, ``$UID`` allowed)."""
+    _check_unique(file, "caches.", raw)
+    for name, value in raw.items():
+        if name not in CACHE:
+            raise _fail(file, f"caches.{name}", "is no cache", f"use {', '.join(CACHE)}")
+        if not isinstance(value, str) or not value.startswith("/"):
+            raise _fail(
+                file,
+                f"caches.{name}",
+                f"is {_name(value)}",
+                'give an absolute directory, e.g. "/local/scratch/$USER/triton"',
+            )
+        _check_string(file, f"caches.{name}", value)
+    return dict(raw)
 
 
 def search_locations(host: Host) -> tuple[Path, ...]:
@@ -345,6 +366,7 @@ def parse(file: Path, data: bytes) -> Manifest:
         strict=doc.get("strict", False),
         generator=doc.get("generator"),
         schema=schema,
+        caches=_caches(file, doc.get("caches", {})),
     )
 
 

@@ -14,7 +14,8 @@ activation record stores as JSON and checks against the same types)::
                             "link": "/usr/lib/x86_64-linux-gnu" or null, "user": false}},
      "pending": ["launcher", "target", "sass"],
      "torch": {"CXX": "/usr/bin/g++" or null, "CPATH": ["/opt/py/include/python3.12"],
-               "CUDA_HOME": "/usr/local/cuda-13.0" or null}}
+               "CUDA_HOME": "/usr/local/cuda-13.0" or null},
+     "caches": {"triton": {"variable": "TRITON_CACHE_DIR", "path": ..., ...}, ...}}
 
 ``history``: the toolchain keeps the places looked at and the rejected candidates (a
 plan in an activation record does not: ``without_history``). ``user``: the variable
@@ -27,7 +28,9 @@ completes when they are first needed (``_activate.complete``); never the driver'
 (``tests/test_plan.py``). ``torch``: what ``_torch`` sets: ``CXX`` (the resolved C++
 compiler where it is one program and not the user's own), the directories Inductor's
 compiles need on ``CPATH`` (``Python.h`` where ``sysconfig`` does not say, an ``omp.h``
-that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``.
+that is not the compiler's own), and ``cpp_extension``'s ``CUDA_HOME``. ``caches``:
+Triton's and Inductor's cache directories as judged (``_caches``; a resolution with the
+import's part has them, a later part's plan none).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import Any
 from ..runtime._errors import ToolchainError
 from ..runtime._process import loaded_by_shim, user_environ
 from ..runtime._schema import Driver, Part, Plan, Setting, ToolchainData, TorchPart
+from ._caches import caches_for
 from ._catalog import (
     AT_IMPORT_IF_IN_MANIFEST,
     AT_IMPORT_IF_NAMED,
@@ -104,6 +108,7 @@ def plan_of(tc: Toolchain) -> Plan:
         "drivers": drivers,
         "pending": pending,
         "torch": None if "torch" in pending else _torch_part(tc),
+        "caches": {},
     }
 
 
@@ -174,6 +179,8 @@ def resolve_plan(
             unless_in_manifest=in_manifest_at_import(parts),
         )
         plan = plan_of(tc)
+        if "import" in parts:
+            plan["caches"] = caches_for(host)
     return plan, facts
 
 

@@ -111,6 +111,16 @@ def switch(environ: Mapping[str, str] | None = None) -> tuple[bool, str | None]:
 # ----------------------------------------------------------------------- the import hook
 
 MARK = "_triton_toolchain_hook"
+# The first use of each cache (``_caches``): module -> (the cache, the functions every use
+# of it goes through). Triton reads and writes its cache through ``get_cache_manager``
+# (``triton/runtime/cache.py``, 3.9); Inductor names its cache with ``cache_dir()``, and
+# its on-disk caching layer with ``default_cache_dir()``, which ignores
+# TORCHINDUCTOR_CACHE_DIR (``torch/_inductor/runtime/{cache_dir_utils,caching/
+# implementations}.py``, 2.13).
+CACHE_GUARDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "triton.runtime.cache": ("triton", ("get_cache_manager",)),
+    "torch._inductor.runtime.cache_dir_utils": ("inductor", ("cache_dir", "default_cache_dir")),
+}
 # Top-level packages whose import loads, or may load, the NVIDIA driver: the stub hands
 # over for them.
 STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
@@ -125,6 +135,7 @@ WATCHED = frozenset(
         "torch.utils.cpp_extension",
         "torch._inductor.cpp_builder",
         "torch._inductor.codecache",
+        *CACHE_GUARDS,
     }
 )
 _STUB = (
@@ -339,6 +350,8 @@ class _State:
         self.last: Activation | None = None
         self.torch_patches = Patches()
         self.torch_report = Report()  # what torch got, cumulatively
+        self.cache_patches = Patches()
+        self.cache_report = Report()  # the cache directories set and guarded
 
 
 _STATE = _State()
@@ -447,6 +460,11 @@ def _errors(plan: Plan) -> tuple[str, ...]:
         "`triton-toolchain doctor` shows every setting)"
         for s in plan["settings"]
         if s["error"]
+    ) + tuple(
+        f"{c['error']} (its first use stops with this error; `triton-toolchain doctor` "
+        "shows each cache)"
+        for c in plan["caches"].values()
+        if c["error"]
     )
 
 
@@ -462,9 +480,10 @@ def _triton_imported() -> bool:
 
 def _activation(mode: Mode, plan: Plan, report: Report, *extra: str) -> Activation:
     """An ``Activation`` of ``report`` and what torch got so far."""
-    applied = {**_STATE.torch_report.applied, **report.applied}
-    kept = {**_STATE.torch_report.kept, **report.kept}
-    notes = (*_errors(plan), *report.notes, *_STATE.driver_notes, *extra)
+    caches = _STATE.cache_report
+    applied = {**caches.applied, **_STATE.torch_report.applied, **report.applied}
+    kept = {**caches.kept, **_STATE.torch_report.kept, **report.kept}
+    notes = (*_errors(plan), *caches.notes, *report.notes, *_STATE.driver_notes, *extra)
     return Activation(mode, plan, applied, kept, SHIM.driver, notes)
 
 
@@ -501,6 +520,7 @@ def with_part(plan: Plan, part: Plan) -> Plan:
         ],
         "pending": [p for p in plan["pending"] if p in part["pending"]],
         "torch": part["torch"] if part["torch"] is not None else plan["torch"],
+        "caches": plan["caches"] or part["caches"],
     }
 
 
@@ -570,6 +590,16 @@ def complete(part: Part) -> tuple[str, ...]:
         return added
 
 
+def _set_caches(plan: Plan) -> None:
+    """The plan's cache directories the shim chose, in their libraries' variables
+    (``_caches``), once."""
+    chosen = any(c["apply"] for c in plan["caches"].values())
+    if chosen and not _STATE.cache_report.applied and not _STATE.cache_report.kept:
+        from . import _caches  # noqa: PLC0415  at the first activation only
+
+        _caches.apply_env(plan, SHIM.env, _STATE.cache_report)
+
+
 def _apply_torch(name: str, *, finished: bool) -> None:
     """Hand the plan to torch: its environment when ``torch`` starts importing, its
     modules as they are imported (``_torch``)."""
@@ -627,6 +657,7 @@ def activate(*, arch: int | None = None, toolchain: Toolchain | None = None) -> 
         _STATE.requested = True
         _in_force(plan)
         _load_driver(plan)
+        _set_caches(plan)
         # Also after `import triton`: Triton 3.0-3.3 import backend modules later.
         install()
         _catch_up_torch()
@@ -654,11 +685,24 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
             # torch's part only for torch (what no other import needs: no process for it).
             plan = _in_force(resolved_plan(None, AT_TORCH if name == "torch" else AT_TRITON))
             _load_driver(plan)
+            _set_caches(plan)
             warnings = _errors(plan)
             pending = "applied to Triton when it is imported"
             _STATE.last = _activation("pending", plan, Report(), pending)
         if _STATE.plan is None:
             return warnings
+        guarded = CACHE_GUARDS.get(name) if finished else None
+        cache = _STATE.plan["caches"].get(guarded[0]) if guarded else None
+        if (
+            guarded
+            and cache
+            and (cache["source"] != "default" or cache["error"] or cache["warning"])
+        ):
+            from . import _caches  # noqa: PLC0415  only for a cache worth a word
+
+            _caches.after_import(
+                name, guarded, _plan_now, _STATE.cache_patches, _STATE.cache_report
+            )
         if name == "torch" or name.startswith("torch."):
             warnings += complete("torch")
             _apply_torch(name, finished=finished)

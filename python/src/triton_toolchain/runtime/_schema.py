@@ -86,10 +86,37 @@ class Driver(TypedDict):
     user: bool
 
 
+class CacheDir(TypedDict):
+    """A library's cache directory as judged (``resolver._caches``): the directory it
+    will use (``None``: none usable) and where that came from (``source``: the variable,
+    ``"manifest"``, ``"default"`` or the variable of the private directory the shim
+    chose); ``default``, the library's own default; ``apply``: the shim sets
+    ``variable`` to ``path``; the verdict (``fstype``, ``local``, ``flock``,
+    ``untrusted``: why not trusted, ``writable``); ``error``: what stops the library's
+    first use of it (an explicit setting others can change, none usable); ``warning``: a
+    slow one;
+    ``said``: the one line said at the first use and by ``doctor``."""
+
+    variable: str
+    path: str | None
+    source: str
+    default: str | None
+    apply: bool
+    fstype: str | None
+    local: bool
+    flock: bool
+    untrusted: str | None
+    writable: bool
+    error: str | None
+    warning: str | None
+    said: str | None
+
+
 class Plan(TypedDict):
     """A plan (``_plan``'s docstring): ``drivers`` per backend (``_process.BACKENDS``);
     ``pending``, the later parts it does not hold yet; ``torch``: ``None`` while torch's
-    part is pending."""
+    part is pending; ``caches``: Triton's and Inductor's cache directories (empty in a
+    plan of a later part only)."""
 
     toolchain: ToolchainData
     history: bool
@@ -97,6 +124,7 @@ class Plan(TypedDict):
     drivers: dict[str, Driver]
     pending: list[Part]
     torch: TorchPart | None
+    caches: dict[str, CacheDir]
 
 
 MAX_ITEMS = 1 << 12  # in one list or dictionary; a plan's longest holds a few dozen
