@@ -343,8 +343,6 @@ def backend_components(backend: str) -> tuple[Component, ...]:
     return tuple(c for c in CATALOG if c.backend in (None, backend))
 
 
-
-
 class Cache(NamedTuple):
     """Where a library writes what it compiled and later loads back (Triton's cubins and
     its launcher ``cuda_utils*.so``, Inductor's generated C++ and ``.so`` files): judged
