@@ -580,6 +580,9 @@ def doctor_report(
     needed = {c for v in shown for s in v.steps for c in s.step.components if uses(c)}
     names = shown_components(verdicts)
     width = max(len(v.label) for v in shown)
+    said = cache_lines(caches) if caches else []
+    if said and said[-1].startswith("caches ok") and len(said) == 1:
+        header, said = f"{header}; {said[0]}", []  # all fine: on the target's line
     out = [header, ""]
     for verdict in shown:
         out += _goal_lines(verdict, width)
@@ -605,7 +608,7 @@ def doctor_report(
         rows.append((name, status, choice.version or "", source, path))
     out += [""] + [f"triton-bundled paths are in {p}" for p in sorted(bundled)]
     out += [table(rows)] if len(rows) > 1 else ["(no component needed)"]
-    out += cache_lines(caches) if caches else []
+    out += said
     if not verbose:
         out += ["", VERBOSE_HINT]
         return "\n".join(out)
@@ -631,8 +634,8 @@ def cache_lines(caches: Mapping[str, CacheDir], *, whole: bool = False) -> list[
             if line
         ]
         said += lines
-        fine += [] if lines else [f"{name} {path}"]
-    if fine and not whole:
+        fine += [] if lines else [name]
+    if fine and not whole:  # where they are: -v (the screen stays one screen)
         said.append(f"caches ok: {', '.join(fine)}")
     return ["", "caches:", table(rows), *said] if whole else said
 
