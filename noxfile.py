@@ -96,10 +96,10 @@ def _install(session: nox.Session, triton: str) -> None:
 FIT_TESTS = ("tests/test_fit.py", "tests/test_fit_matrix.py")
 FIT_TRITONS = ("3.0.0",)
 # What doctor and `which` say against what Triton's compile runs (tests/test_prediction.py):
-# besides `tests` (3.9) and `tests-3.10` (3.6), the releases whose lookups differ (3.0:
-# `_path_to_binary`; 3.3: the hyphenated variable; 3.8: ptxas-blackwell from sm_100).
+# besides `tests` (3.9) and `tests-3.10` (3.6, whose catalog row 3.7 and 3.8 share), the
+# releases whose lookups differ (3.0: `_path_to_binary`; 3.3: the hyphenated variable).
 PREDICTION_TESTS = ("tests/test_prediction.py",)
-PREDICTION_TRITONS = ("3.0.0", "3.3.1", "3.8.0")
+PREDICTION_TRITONS = ("3.0.0", "3.3.1")
 
 
 def _fetch_ptxas(session: nox.Session) -> None:

@@ -3,8 +3,9 @@ COMPONENT --arch N`` and the compile-time messages name the binary that Triton's
 ahead-of-time compile for ``sm_N`` runs, or the error it stops with.
 
 The matrix: the installed Triton release (the sessions that run this file: 3.0, 3.3,
-3.6, 3.8, 3.9) x settings (none, ``TRITON_PTXAS_PATH`` only, the release's Blackwell
-variable only, both) x architectures. Every ptxas is a real one behind a logging
+3.6, 3.9; 3.8 passed it by hand, and shares 3.6's catalog row) x settings (none,
+``TRITON_PTXAS_PATH`` only, the release's Blackwell variable only, both) x
+architectures. Every ptxas is a real one behind a logging
 wrapper: Triton's bundled binaries are replaced, in a private mount namespace, by
 wrappers that log the path Triton ran them by; the user's are wrappers of the same
 binaries elsewhere. The shim's own probes (their files are named
