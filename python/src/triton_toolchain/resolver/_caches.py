@@ -131,6 +131,11 @@ def judge(path: str, spec: Cache, source: str, default: str) -> CacheDir:
     if not path.startswith("/"):
         verdict["untrusted"] = f"{path} is not an absolute path"
         return verdict
+    # A missing directory is made now (0700, never below one others can change): what a
+    # record keeps of it then holds after the library's first write (the same facts as
+    # the library would make it with, but private), and the next process hits.
+    if not os.path.lexists(path):
+        make_private_dir(path)
     # The file system and flock first: the test's file changes the directory's times.
     place = path if os.path.lexists(path) else _existing(path)
     verdict["writable"] = os.access(place, os.W_OK | os.X_OK)
