@@ -167,8 +167,12 @@ def test_the_record_is_whole_and_what_a_fresh_resolution_gives(
             sys.executable,
             "-c",
             "import json, triton_toolchain\n"
+            "from triton_toolchain.resolver._caches import caches_for\n"
+            "from triton_toolchain.resolver._discovery._host import Host\n"
             "from triton_toolchain.resolver._plan import plan_of, without_history\n"
-            "print(json.dumps(without_history(plan_of(triton_toolchain.resolve()))))",
+            "plan = plan_of(triton_toolchain.resolve())\n"
+            "plan['caches'] = caches_for(Host.current())  # the import's part judges them\n"
+            "print(json.dumps(without_history(plan)))",
         ],
         env={**first["environ"], "XDG_CACHE_HOME": str(tmp_path / "fresh-cache")},
         capture_output=True,
