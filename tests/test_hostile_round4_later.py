@@ -11,24 +11,11 @@ from pathlib import Path
 
 import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas, triton_package
-from tool_fixtures import wrapper
+from tool_fixtures import gpu_names_run, wrapper
 from triton_toolchain.resolver._catalog import ptxas_for, triton_release
 
 ROW = triton_release(installed_triton())  # the sessions that run this file: Triton 3.6 and 3.9
 BUNDLED = triton_package() / "backends" / "nvidia" / "bin"
-
-
-def _ran(log: Path) -> list[str]:
-    """The --gpu-name of each assembly the wrapper saw (the shim's probes left out)."""
-    if not log.exists():
-        return []
-    return [
-        arg.split("=", 1)[1]
-        for line in log.read_text().splitlines()
-        if "triton-toolchain-probe-" not in line
-        for arg in line.split()
-        if arg.startswith("--gpu-name=")
-    ]
 
 
 @pytest.mark.parametrize("shim", [True, False], ids=["shim", "stock"])
@@ -41,7 +28,7 @@ def test_a_ptxas_set_after_import_is_the_one_that_runs(tmp_path: Path, shim: boo
         tmp_path / "home", [80], shim=shim, after_import={"TRITON_PTXAS_PATH": str(mine)}
     )
     assert results[80]["ok"], results
-    assert _ran(log) == ["sm_80"]
+    assert gpu_names_run(log) == ["sm_80"]
 
 
 def test_a_wrong_ptxas_set_after_import_is_the_shims_error(tmp_path: Path) -> None:
@@ -76,6 +63,6 @@ def test_an_advisory_holds_for_a_ptxas_given_as_triton_ptxas_path(
     else:
         results, _err = compile_archs(tmp_path / "home", [100], after_import=setting)
     assert results[100]["ok"], results
-    assert _ran(log) == []
+    assert gpu_names_run(log) == []
     warning = next(w for w in results[100]["warnings"] if "TRITON_PTXAS_PATH" in w)
     assert "pytorch/pytorch#181248" in warning and "Triton's choice stands" in warning

@@ -12,7 +12,7 @@ from pathlib import Path
 import driver_standin
 import pytest
 from fit_fixtures import compile_archs, installed_triton, real_ptxas, triton_package
-from tool_fixtures import wrapper
+from tool_fixtures import gpu_names_run, wrapper
 from triton_toolchain.resolver._catalog import ptxas_for, triton_release
 
 TRITON = installed_triton()
@@ -36,19 +36,6 @@ def _strict_manifest(directory: Path, driver: Path, **tools: Path) -> Path:
     return manifest
 
 
-def _ran(log: Path) -> list[str]:
-    """The --gpu-name of each assembly the wrapper saw (the shim's probes left out)."""
-    if not log.exists():
-        return []
-    return [
-        arg.split("=", 1)[1]
-        for line in log.read_text().splitlines()
-        if "triton-toolchain-probe-" not in line
-        for arg in line.split()
-        if arg.startswith("--gpu-name=")
-    ]
-
-
 @pytest.mark.network
 def test_a_strict_manifests_ptxas_named_by_an_advisory_is_the_one_that_runs(
     tmp_path: Path,
@@ -63,7 +50,7 @@ def test_a_strict_manifests_ptxas_named_by_an_advisory_is_the_one_that_runs(
     manifest = _strict_manifest(tmp_path, driver, **{component: mine})
     results, _err = compile_archs(tmp_path / "home", [100], TRITON_TOOLCHAIN_MANIFEST=str(manifest))
     assert results[100]["ok"], results
-    assert _ran(log) == ["sm_100a"]
+    assert gpu_names_run(log) == ["sm_100a"]
     (warning,) = results[100]["warnings"]
     assert "pytorch/pytorch#181248" in warning, warning
     assert f"the strict manifest {manifest} names it" in warning, warning
@@ -102,4 +89,4 @@ def test_a_strict_manifests_ptxas_the_driver_cannot_load_stops_naming_the_entry(
         'drop "strict"',
     ):
         assert words in error, error
-    assert _ran(log) == [] and _ran(bundled_log) == []
+    assert gpu_names_run(log) == [] and gpu_names_run(bundled_log) == []

@@ -68,6 +68,20 @@ def wrapper(path: Path, real: Path, *, log: Path | None = None) -> Path:
     return write_script(path, _log_line(log) + f'exec {shlex.quote(str(real))} "$@"\n')
 
 
+def gpu_names_run(log: Path) -> list[str]:
+    """The ``--gpu-name`` of each assembly a logging wrapper saw (``wrapper(log=...)``),
+    the shim's own probes (files named ``triton-toolchain-probe-*``) left out."""
+    if not log.exists():
+        return []
+    return [
+        arg.split("=", 1)[1]
+        for line in log.read_text().splitlines()
+        if "triton-toolchain-probe-" not in line
+        for arg in line.split()
+        if arg.startswith("--gpu-name=")
+    ]
+
+
 def hanging_tool(directory: Path, name: str = "ptxas") -> Path:
     """A tool that never answers (it becomes ``sleep 60`` so a kill stops it at once)."""
     return write_script(directory / name, "exec sleep 60\n")
