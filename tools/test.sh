@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv
+PACKAGES=(gcc nix-bin pkgconf debian-archive-keyring python3-venv python3-dev
   qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace zsh fish jq
   libamdhip64-5 fuse3 libfuse3-dev)
 
