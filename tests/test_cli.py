@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -496,3 +497,30 @@ def test_doctor_resolves_the_toolchain_once_for_the_gpus_architecture(tmp_path: 
     assert "Traceback" not in done.stderr, done.stderr
     resolutions = json.loads(counted.read_text())
     assert resolutions == [["libcuda"], sorted(COMPONENT_NAMES)], resolutions
+
+
+def test_lock_pins_a_cache_per_user(tmp_path: Path, driver_env: dict[str, str]) -> None:
+    """``lock --cache NAME=DIR`` writes the pin as given (``$USER`` kept for each user to
+    expand); ``doctor --json`` with that manifest reports the directory for this user,
+    from the manifest; a wrong pin is exit 2 naming the option, and writes nothing."""
+    out = tmp_path / "site.json"
+    pin = f"{tmp_path}/scratch/$USER/triton"
+    env = {**driver_env, "HOME": str(tmp_path)}
+    done = cli("lock", "--cache", f"triton={pin}", "-o", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["caches"] == {"triton": pin}
+    doctor = cli("doctor", "--json", env={**env, "TRITON_TOOLCHAIN_MANIFEST": str(out)})
+    cache = json.loads(doctor.stdout)["caches"]["triton"]
+    user = pwd.getpwuid(os.getuid()).pw_name
+    assert cache["path"] == f"{tmp_path}/scratch/{user}/triton", cache
+    assert cache["source"] == "manifest" and cache["error"] is None, cache
+    for wrong, said in (
+        ("tmp=/x", "caches.tmp: is no cache; use triton, inductor"),
+        ("triton=relative", "caches.triton: is str 'relative'; give an absolute directory"),
+        ("triton", "'triton': give NAME=DIRECTORY"),
+    ):
+        refused = cli("lock", "--cache", wrong, "-o", str(tmp_path / "no.json"), env=env)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr and not (tmp_path / "no.json").exists()
+    twice = cli("lock", "--cache", f"triton={pin}", "--cache", "triton=/y", env=env)
+    assert twice.returncode == 2 and "triton is pinned twice" in twice.stderr, twice.stderr

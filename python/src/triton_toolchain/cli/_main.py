@@ -484,6 +484,21 @@ def _lock_missing(tc: Toolchain, args: argparse.Namespace) -> list[str]:
     return lines
 
 
+def _pins(values: list[str]) -> dict[str, str]:
+    """``lock --cache NAME=DIR``, each: the name and the directory, once per name."""
+    pins: dict[str, str] = {}
+    for value in values:
+        name, equals, directory = value.partition("=")
+        if not equals or name in pins:
+            problem = f"{name} is pinned twice" if equals else "give NAME=DIRECTORY"
+            raise ManifestError(
+                f"lock --cache {value!r}: {problem}, e.g. "
+                "--cache 'triton=/local/scratch/$USER/triton'"
+            )
+        pins[name] = directory
+    return pins
+
+
 def cmd_lock(args: argparse.Namespace) -> int:
     args.arch = _nvidia_only(args)
     tc = _resolve_verified(args.arch)
@@ -506,6 +521,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
         components,
         driver_dirs=(os.path.dirname(driver),) if driver else (),
         strict=args.strict,
+        caches=_pins(args.cache),
     )
     if args.output is None:
         sys.stdout.write(text)
@@ -674,6 +690,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--strict", action="store_true", help="mark the manifest strict (no discovery)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument(
+        "--cache",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="pin a cache's directory on every node (NAME: triton or inductor; $USER and "
+        "$UID are expanded for each user: quote them)",
+    )
     p.add_argument(
         "--no-driver",
         action="store_true",

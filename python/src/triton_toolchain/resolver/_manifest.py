@@ -442,11 +442,13 @@ def to_json(
     *,
     driver_dirs: tuple[str, ...] = (),
     strict: bool = False,
+    caches: Mapping[str, str] | None = None,
     generator: str = "triton-toolchain lock",
 ) -> str:
-    """Serialise a manifest: ``components`` maps name -> (path, version or None).
-    Raises ``ManifestError`` for a path a manifest cannot hold (not UTF-8: JSON strings
-    are Unicode, and ``load`` refuses the lone surrogates it would be written as)."""
+    """Serialise a manifest: ``components`` maps name -> (path, version or None);
+    ``caches``, a cache's pinned directory (checked as ``load`` checks it). Raises
+    ``ManifestError`` for a path a manifest cannot hold (not UTF-8: JSON strings are
+    Unicode, and ``load`` refuses the lone surrogates it would be written as)."""
     for name, (path, _) in components.items():
         _writable_path(f"components.{name}.path", path)
     for i, directory in enumerate(driver_dirs):
@@ -454,6 +456,8 @@ def to_json(
     doc: dict[str, Any] = {"schema": SCHEMA, "generator": generator, "strict": strict}
     if driver_dirs:
         doc["driver_dirs"] = list(driver_dirs)
+    if caches:
+        doc["caches"] = _caches(Path("lock --cache"), caches)
     doc["components"] = {
         name: {"path": path, **({"version": version} if version else {})}
         for name, (path, version) in components.items()
