@@ -1,9 +1,11 @@
 """Shared test set-up. Tests never skip: a missing tool is a failure that says what to
 install (the README's test command, tools/test.sh, installs everything).
 
-Markers (pytest.ini): ``root``, ``network`` and ``repo``. In the unpacked sdist the
-repository's other files are absent, and the tests marked ``repo`` are deselected, with
-a line in the header saying how many and why; in a checkout every test runs."""
+Markers (pytest.ini): ``root``, ``network``, ``repo`` and ``torch``. In the unpacked sdist
+the repository's other files are absent, and the tests marked ``repo`` are deselected,
+and so are those marked ``torch`` where torch is not installed (a packager's sandbox
+for this package has no reason to hold gigabytes of torch), with a line in the header
+saying why; in a checkout every test runs (tools/test.sh installs torch)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,22 @@ def require_tool(name: str, package: str) -> str:
     return found
 
 
+def _installed(distribution: str) -> bool:
+    """Whether ``distribution`` is installed, without importing it (an import of torch
+    would start the shim in the test process)."""
+    from importlib import metadata
+
+    try:
+        metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+# What the unpacked sdist leaves out (in a checkout: nothing).
+LEFT_OUT = () if IN_CHECKOUT else ("repo",) + (() if _installed("torch") else ("torch",))
+
+
 # Every test under tests/nix/ builds the repository's flake (nix/, flake.nix) into the
 # system's Nix store: it needs the repository and root.
 NIX_TESTS = ROOT / "tests" / "nix"
@@ -38,25 +56,25 @@ NIX_TESTS = ROOT / "tests" / "nix"
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the Nix tests; outside a checkout, deselect the tests that read the
-    repository's other files."""
+    repository's other files, and those that need torch where it is not installed."""
     for item in items:
         if item.path.is_relative_to(NIX_TESTS):
             item.add_marker(pytest.mark.repo)
             item.add_marker(pytest.mark.root)
-    if IN_CHECKOUT:
-        return
-    repo = [item for item in items if item.get_closest_marker("repo")]
-    if repo:
-        config.hook.pytest_deselected(items=repo)
-        items[:] = [item for item in items if not item.get_closest_marker("repo")]
+    left_out = [item for item in items if any(map(item.get_closest_marker, LEFT_OUT))]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        kept = set(items) - set(left_out)
+        items[:] = [item for item in items if item in kept]
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if IN_CHECKOUT:
         return None
+    torch = "; and those marked `torch` (torch is not installed)" if "torch" in LEFT_OUT else ""
     return (
         f"{ROOT} is not a checkout: tests marked `repo` (they read bench/, nix/, tools/ "
-        "or the README) are deselected"
+        f"or the README) are deselected{torch}"
     )
 
 
