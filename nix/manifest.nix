@@ -1,7 +1,7 @@
 # The toolchain manifest, schema 2 (docs/manifest.md): the store paths Triton runs
 # (ptxas & co., the C compiler), those torch.compile and C++/CUDA extensions build with
 # (the C++ compiler, its omp.h, the CUDA toolkit root), includes and links, and where
-# the driver is.
+# the driver is (NVIDIA's libcuda.so.1, AMD's HIP runtime libamdhip64.so).
 { lib }:
 rec {
   /**
@@ -80,6 +80,18 @@ rec {
     the host's components only (`cc`, `cxx`, `openmp`, `python-headers`) and the
     driver's directory: CUDA's packages are then not touched.
 
+    With a ROCm package set (`rocmPackages`, `null` for none), the directory of its HIP
+    runtime, `libamdhip64.so` in `rocmPackages.clr`'s `lib/`, comes first in
+    `driver_dirs`, before the host's `driverLink/lib` (on NixOS the ROCm runtime an
+    administrator put into `hardware.graphics.extraPackages`): a manifest's driver
+    directories serve the AMD backend too (the shim looks in each for
+    `libamdhip64.so`, the NVIDIA backend for `libcuda.so.1`). The store's copy first,
+    because it is the one nixpkgs' ROCm torch is built against (its RUNPATH), and a
+    second HIP runtime beside one already loaded is refused. Triton's AMD backend (3.6
+    and newer, every release nixpkgs builds) needs nothing else from ROCm: its package
+    holds the HIP headers and device libraries and it links code objects in process
+    (no `ld.lld`), so the manifest has no other ROCm entry.
+
     `cc` is a cc-wrapper: `cc` and `cxx` are its `cc` and `c++` (both names exist for
     gcc and clang). `openmp` is the directory holding omp.h (`openmpInclude`), left out
     when `null`; `cudaHome` a CUDA toolkit root of the same release as `cudaPackages`
@@ -90,6 +102,7 @@ rec {
     ```
     manifestFromPackages :: {
       cudaPackages :: AttrSet | Null;
+      rocmPackages :: AttrSet | Null ? null;
       python :: Derivation;
       cc :: Derivation;
       driverLink :: String;
@@ -122,6 +135,7 @@ rec {
   manifestFromPackages =
     {
       cudaPackages,
+      rocmPackages ? null,
       python,
       cc,
       driverLink,
@@ -131,6 +145,8 @@ rec {
     }:
     let
       fromCuda = cudaPackages != null;
+      # The HIP runtime's directory (clr installs lib/libamdhip64.so), where ROCm is on.
+      hipDirs = lib.optional (rocmPackages != null) "${lib.getLib rocmPackages.clr}/lib";
       # The set's release, else its nvcc's major.minor.
       nvccRelease = lib.versions.majorMinor cudaPackages.cuda_nvcc.version;
       release = cudaPackages.cudaMajorMinorVersion or nvccRelease;
@@ -188,7 +204,7 @@ rec {
       schema = 2;
       generator = "triton-toolchain flake (nix)";
       inherit strict;
-      driver_dirs = [ "${driverLink}/lib" ];
+      driver_dirs = hipDirs ++ [ "${driverLink}/lib" ];
       components = hostComponents // lib.optionalAttrs fromCuda cudaComponents;
     };
 
@@ -213,8 +229,9 @@ rec {
 
   /**
     The manifest of a package set, as an attribute set, from (unless given): its
-    `cudaPackages` (none where `config.cudaSupport` is off), `python3`, the compiler
-    that runs where Triton and torch run and builds for that machine
+    `cudaPackages` (none where `config.cudaSupport` is off), its `rocmPackages` (none
+    where `config.rocmSupport` is off), `python3`, the compiler that runs where Triton
+    and torch run and builds for that machine
     (`pkgsHostHost.targetPackages.stdenv.cc`, the one nixpkgs' torch makes Inductor's
     default: `stdenv.cc` unless cross-compiling), the `omp.h` that compiler uses
     (`openmpInclude`; `llvmPackages.openmp`'s for clang), that CUDA set's merged
@@ -225,6 +242,7 @@ rec {
     ```
     manifestFor :: AttrSet -> {
       cudaPackages :: AttrSet | Null ? (if pkgs.config.cudaSupport then pkgs.cudaPackages else null);
+      rocmPackages :: AttrSet | Null ? (if pkgs.config.rocmSupport then pkgs.rocmPackages else null);
       python :: Derivation ? pkgs.python3;
       cc :: Derivation ? pkgs.pkgsHostHost.targetPackages.stdenv.cc;
       openmp :: String | Null ? openmpInclude { ... };
@@ -244,6 +262,7 @@ rec {
     pkgs:
     {
       cudaPackages ? if pkgs.config.cudaSupport or false then pkgs.cudaPackages else null,
+      rocmPackages ? if pkgs.config.rocmSupport or false then pkgs.rocmPackages else null,
       python ? pkgs.python3,
       cc ? pkgs.pkgsHostHost.targetPackages.stdenv.cc,
       openmp ? openmpInclude {
@@ -258,6 +277,7 @@ rec {
     manifestFromPackages {
       inherit
         cudaPackages
+        rocmPackages
         python
         cc
         openmp

@@ -1,9 +1,11 @@
 # The flake's overlays. Both give every Python package set `triton-toolchain` (the shim,
 # carrying the manifest of that set) and, in a package set with CUDA
-# (`config.cudaSupport`), give every Triton (`triton`, `triton-cuda`, `triton-bin`,
-# torch's) the shim carrying the manifest of the CUDA package set that Triton is built
-# with. Without CUDA, every Triton and the torch built on it are left exactly as they
-# were (CUDA's packages are unfree and marked broken there).
+# (`config.cudaSupport`) or ROCm (`config.rocmSupport`), give every Triton (`triton`,
+# `triton-cuda`, `triton-bin`, torch's) the shim carrying the manifest of the CUDA
+# package set that Triton is built with, and of the set's `rocmPackages` (nixpkgs'
+# Triton is one derivation for both: its AMD backend finds the HIP runtime at run
+# time). Without either, every Triton and the torch built on it are left exactly as
+# they were (CUDA's packages are unfree and marked broken there).
 #
 # - `default`: no derivation changes. The shim goes into Triton's
 #   `passthru.requiredPythonModules`, which `python.withPackages` reads and the
@@ -40,7 +42,8 @@ let
       );
     };
 
-  # The shim for a Triton built with `cudaPackages`. Without a CUDA home: `cudatoolkit`
+  # The shim for a Triton built with `cudaPackages` (`null`: no CUDA) in a set whose
+  # ROCm is `rocmPackages` (`null`: none). Without a CUDA home: `cudatoolkit`
   # (every library of the release, gigabytes) would enter the closure of every
   # environment holding Triton, which needs none of it; wrappers and `lib.mkManifest`
   # add it where C++/CUDA extensions are built. Its meta.priority is one above the
@@ -48,11 +51,11 @@ let
   # manifest, the same files), buildEnv takes that one's files instead of failing on
   # the collision. Like `passthru`, `meta` is no input of the derivation.
   shimFor =
-    pkgs: pyFinal: cudaPackages:
+    pkgs: pyFinal: cudaPackages: rocmPackages:
     let
       shim = shimWith pkgs pyFinal (
         toolchainLib.manifestFor pkgs {
-          inherit cudaPackages;
+          inherit cudaPackages rocmPackages;
           inherit (pyFinal) python;
           cudaHome = null;
         }
@@ -111,21 +114,29 @@ let
       # arguments, so the same derivation. `cudaSupport` defaults as in
       # triton/default.nix; triton-bin (bin.nix) has no such argument and needs CUDA
       # whenever it is built. A Triton that cannot be overridden is taken as it is,
-      # with the set's `cudaPackages`.
+      # with the set's `cudaPackages`. nixpkgs' Triton has no `rocmSupport` (it "always
+      # supports ROCm": the same derivation with and without it); the one here defaults
+      # to `config.rocmSupport`, as torch's does, and says whether the manifest names
+      # the HIP runtime of the set's `rocmPackages`.
       withToolchain =
         pyFinal: triton:
         pyFinal.callPackage (
           {
             config,
             cudaPackages,
+            rocmPackages,
             cudaSupport ? config.cudaSupport or false,
+            rocmSupport ? config.rocmSupport or false,
             ...
           }@args:
           let
             override = triton.override or (_: triton);
             built = override (builtins.intersectAttrs (lib.functionArgs override) args);
+            shim = shimFor final pyFinal (if cudaSupport then cudaPackages else null) (
+              if rocmSupport then rocmPackages else null
+            );
           in
-          if cudaSupport then attach pyFinal (shimFor final pyFinal cudaPackages) built else built
+          if cudaSupport || rocmSupport then attach pyFinal shim built else built
         ) { };
     in
     {

@@ -159,6 +159,11 @@ let
     cudaPackages_12 = final.cudaPackages_12_9;
     cudaPackages_13 = final.cudaPackages_13_0;
     cudaPackages = final.cudaPackages_12;
+    # pkgs/development/rocm-modules (all-packages.nix's `rocmPackages`).
+    rocmPackages = import ./rocm.nix {
+      inherit lib host;
+      inherit (final) stdenv;
+    };
 
     pythonPackagesExtensions = [ ];
     python3 = import ./python {

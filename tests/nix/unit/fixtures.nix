@@ -1,5 +1,5 @@
 # What the unit tests build manifests from: derivations reduced to their paths (`fake`),
-# a CUDA package set, cc-wrappers around gcc and clang, a Python, a package set as
+# a CUDA package set, a ROCm one, cc-wrappers around gcc and clang, a Python, a package set as
 # manifestFor reads it.
 { lib }:
 rec {
@@ -25,6 +25,8 @@ rec {
     cuda_crt = fake "crt" { };
     cudatoolkit = fake "cuda-merged" { };
   };
+  # A ROCm package set: clr (outputs out and icd) holds lib/libamdhip64.so.
+  rocmPackages.clr = fake "clr" { icd = 1; };
   # A cc-wrapper around gcc (passthru isGNU, cc, targetPrefix), and one around clang.
   gcc = fake "gcc" { } // {
     version = "14.3.0";
@@ -53,7 +55,7 @@ rec {
   # programs run is its stdenv.cc).
   pkgs = cudaSupport: rec {
     config = { inherit cudaSupport; };
-    inherit cudaPackages;
+    inherit cudaPackages rocmPackages;
     python3 = args.python;
     stdenv = {
       inherit cc;

@@ -8,6 +8,7 @@ let
   inherit (fixtures)
     fake
     cudaPackages
+    rocmPackages
     cc
     clang
     llvmOpenmp
@@ -197,4 +198,75 @@ in
   strictPassedThrough = {
     expr = (tt.manifestFromPackages (args // { strict = true; })).strict;
     expected = true;
-  };}
+  };
+  # ROCm: the HIP runtime's directory (clr's lib/, where libamdhip64.so is) comes
+  # first in driver_dirs, the host's place after it; no component is added.
+  rocmNamesTheHipRuntimeFirst = {
+    expr =
+      let
+        m = tt.manifestFromPackages (
+          args
+          // {
+            cudaPackages = null;
+            inherit rocmPackages;
+          }
+        );
+      in
+      {
+        inherit (m) driver_dirs;
+        components = builtins.attrNames m.components;
+      };
+    expected = {
+      driver_dirs = [
+        "/nix/store/clr/lib"
+        "/run/opengl-driver/lib"
+      ];
+      components = hostNames;
+    };
+  };
+  # Both on: CUDA's components as without ROCm, the HIP runtime's directory first.
+  rocmBesideCudaKeepsCudasComponents = {
+    expr =
+      let
+        m = tt.manifestFromPackages (args // { inherit rocmPackages; });
+      in
+      [
+        (m.components == manifest.components)
+        m.driver_dirs
+      ];
+    expected = [
+      true
+      [
+        "/nix/store/clr/lib"
+        "/run/opengl-driver/lib"
+      ]
+    ];
+  };
+  # manifestFor follows config.rocmSupport; without it, rocmPackages is never read
+  # (here: a set that throws).
+  manifestForFollowsRocmSupport = {
+    expr =
+      map
+        (
+          on:
+          (tt.manifestFor (
+            pkgs false
+            // {
+              config.rocmSupport = on;
+              rocmPackages = if on then rocmPackages else throw "rocmPackages read";
+            }
+          ) { }).driver_dirs
+        )
+        [
+          true
+          false
+        ];
+    expected = [
+      [
+        "/nix/store/clr/lib"
+        "/run/opengl-driver/lib"
+      ]
+      [ "/run/opengl-driver/lib" ]
+    ];
+  };
+}
