@@ -48,6 +48,19 @@ def _installed(distribution: str) -> bool:
 LEFT_OUT = () if IN_CHECKOUT else ("repo",) + (() if _installed("torch") else ("torch",))
 
 
+# The test being run (``fit_fixtures.real_ptxas`` checks its markers).
+RUNNING: list[pytest.Item] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    RUNNING.append(item)
+    try:
+        return (yield)
+    finally:
+        RUNNING.pop()
+
+
 # Every test under tests/nix/ builds the repository's flake (nix/, flake.nix) into the
 # system's Nix store: it needs the repository and root.
 NIX_TESTS = ROOT / "tests" / "nix"

@@ -50,7 +50,16 @@ RELEASES: dict[str, str] = {v.rsplit(".", 1)[0]: v for _p, v in FETCH.RELEASES}
 
 
 def real_ptxas(release: str) -> Path:
-    """The real ptxas of CUDA ``release`` (``"12.6"``), fetched once into the cache."""
+    """The real ptxas of CUDA ``release`` (``"12.6"``), fetched once into the cache: a
+    download, so only a test marked ``network`` may ask (a packager's sandbox leaves
+    those out; conftest.RUNNING is the test being run)."""
+    import conftest
+
+    test = conftest.RUNNING[-1] if conftest.RUNNING else None
+    assert test is None or test.get_closest_marker("network"), (
+        f"{test.nodeid if test else ''} asks for a real ptxas (a download from PyPI): mark it "
+        "`network`"
+    )
     version = RELEASES[release]
     project = next(p for p, v in FETCH.RELEASES if v == version)
     return Path(FETCH.fetch(project, version, FETCH.cache_root()))

@@ -172,6 +172,7 @@ def _ptxas_releases() -> dict[str, Path]:
     return found
 
 
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_the_architecture_table_agrees_with_real_ptxas(tmp_path: Path) -> None:
     """For every architecture of the table and every real ptxas here, the table says it
     can assemble exactly when that ptxas does."""

@@ -115,6 +115,7 @@ def test_a_triton_without_ptx_get_version_refuses_nothing() -> None:
     assert usable_release("9.2", {}) is None
 
 
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_the_fields_of_what_get_ptxas_returns() -> None:
     """A ``knobs.NvidiaTool`` (3.4 on) and a ``(path, version)`` pair (3.0-3.3)."""
     path = str(real_ptxas("12.6"))
@@ -127,6 +128,7 @@ def test_the_fields_of_what_get_ptxas_returns() -> None:
 # ------------------------------------------------------------------------------ the errors
 
 
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_a_ptxas_too_old_for_the_target_is_an_error_with_the_fix(tmp_path: Path) -> None:
     """A real CUDA 12.4 ptxas, about to assemble sm_100 (12.8 on can): Triton's choice for
     sm_100 names its variable in the fix, and doctor for that target."""
@@ -141,6 +143,7 @@ def test_a_ptxas_too_old_for_the_target_is_an_error_with_the_fix(tmp_path: Path)
     assert f"set {variable}" in text and "`triton-toolchain doctor --arch 100`" in text
 
 
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_the_users_own_setting_is_named_with_its_value(tmp_path: Path) -> None:
     """The user set TRITON_PTXAS_PATH to a real CUDA 12.4 ptxas (fine for the targets
     below the switch it must serve) and Triton runs it for sm_88, which only CUDA 13.0
@@ -155,6 +158,7 @@ def test_the_users_own_setting_is_named_with_its_value(tmp_path: Path) -> None:
     assert "or unset it to let triton-toolchain choose" in str(error)
 
 
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_the_chosen_ptxas_passes_and_a_fall_back_to_another_is_an_error(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
     component = "ptxas-blackwell" if runs_ptxas_blackwell(90) else "ptxas"

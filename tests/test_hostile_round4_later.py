@@ -47,6 +47,7 @@ def test_a_wrong_ptxas_set_after_import_is_the_shims_error(tmp_path: Path) -> No
 
 @pytest.mark.network
 @pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_an_advisory_holds_for_a_ptxas_given_as_triton_ptxas_path(
     tmp_path: Path, when: str
 ) -> None:

@@ -37,6 +37,7 @@ def _strict_manifest(directory: Path, driver: Path, **tools: Path) -> Path:
 
 
 @pytest.mark.network
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_a_strict_manifests_ptxas_named_by_an_advisory_is_the_one_that_runs(
     tmp_path: Path,
 ) -> None:
@@ -58,6 +59,7 @@ def test_a_strict_manifests_ptxas_named_by_an_advisory_is_the_one_that_runs(
 
 @pytest.mark.network
 @pytest.mark.parametrize("arch", [90, 100])
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_a_strict_manifests_ptxas_the_driver_cannot_load_stops_naming_the_entry(
     tmp_path: Path, arch: int
 ) -> None:

@@ -65,6 +65,7 @@ def test_a_ptx_version_or_target_that_is_none_is_refused_before_any_run(
 
 
 @pytest.mark.network
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_the_probe_finds_what_a_real_ptxas_rejects() -> None:
     """Triton 3.0 writes PTX 8.6 for a 12.6 ptxas, which accepts only 8.5 (the error users
     hit, triton-lang/triton#4576, #5929); a 12.4 ptxas knows no sm_100a; PTX 8.4 cannot
@@ -81,6 +82,7 @@ def test_the_probe_finds_what_a_real_ptxas_rejects() -> None:
 
 
 @pytest.mark.network
+@pytest.mark.network  # a real ptxas release from PyPI
 def test_the_probe_is_remembered_per_file_version_and_question(tmp_path: Path) -> None:
     log = tmp_path / "runs.log"
     tool = wrapper(tmp_path / "bin" / "ptxas", real_ptxas("12.6"), log=log)
