@@ -22,6 +22,7 @@ import pytest
 from conftest import require_tool
 from hip_standin import DEBIAN_LIBRARY, hip_version, real_library, standin
 from test_rocm import (
+    AOT,
     LAYOUTS,
     TRITON_TOO_OLD,
     _environ,
@@ -84,6 +85,45 @@ def test_lock_writes_the_hip_runtimes_directory_and_everything_takes_it_from_the
     assert exported["TRITON_LIBHIP_PATH"] == seen
     stock = {**_environ(tmp_path, **kept), **exported, "TRITON_TOOLCHAIN": "off"}
     assert launcher(stock, script) == {"ok": True, "path": seen}
+
+
+def test_a_strict_amd_manifest_compiles_and_launches_from_its_entries_alone(
+    tmp_path: Path,
+) -> None:
+    """``lock --strict --arch gfx942``: with that manifest and no ROCM_PATH, Triton's
+    real ahead-of-time compile for gfx942 runs with the shim active, and its launcher
+    opens the runtime the manifest names; the runtime gone, doctor says the strict
+    manifest gives none (nothing else is searched) and the launcher stops with the same."""
+    library = standin(tmp_path / "rocm" / "lib", (6, 4, 0))
+    manifest = tmp_path / "manifest.json"
+    env = _environ(tmp_path, ROCM_PATH=str(tmp_path / "rocm"))
+    done = cli(["lock", "--strict", "--arch", "gfx942", "-o", str(manifest)], env)
+    assert done.returncode == 0 and json.loads(manifest.read_text())["strict"] is True
+    env = _environ(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
+    done = subprocess.run(
+        [sys.executable, "-c", AOT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["hsaco"] > 0
+    assert launcher(env) == {"ok": True, "path": str(library)}
+    # A runtime elsewhere (LD_LIBRARY_PATH) is not looked for: the manifest is strict.
+    other = standin(tmp_path / "other", (6, 4, 1))
+    for name in ("libamdhip64.so", "libamdhip64.so.6"):
+        (library.parent / name).unlink()
+    env["LD_LIBRARY_PATH"] = str(other.parent)
+    status, doc = doctor("gfx942", env)
+    hip = _hip(doc)
+    assert (status, hip["path"]) == (1, None), hip
+    assert f"the manifest {manifest} is strict: discovery is off" in hip["notes"]
+    shim = launcher(env)
+    assert not shim["ok"] and shim["error"].startswith(
+        "MissingComponentError: libamdhip64 not found"
+    )
 
 
 def test_debians_package_as_installed_is_locked_out_and_judged_in_a_manifest(
