@@ -136,6 +136,7 @@ SAME_TRITON_ONLY = (
     "test_prediction",
     "test_hopper_switch",
     "test_rocm",
+    "test_rocm_lock",
     "test_caches",
     "test_hostile_round4_strict",
     "test_hostile_round4_later",

@@ -315,13 +315,11 @@ def test_doctor_screen_for_gfx942_names_the_target_and_the_fix(tmp_path: Path) -
     assert any("libamdhip64.so.5" in line and TRITON_TOO_OLD in line for line in lines)
 
 
-def test_env_which_and_run_serve_the_amd_target_and_lock_says_it_does_not(
-    tmp_path: Path,
-) -> None:
+def test_env_which_and_run_serve_the_amd_target(tmp_path: Path) -> None:
     """``env --arch gfx942`` exports TRITON_LIBHIP_PATH (and the host compilers), which
     Triton's launcher then opens with the shim off; ``which libamdhip64`` prints it;
-    ``run --arch gfx942`` hands it to the program; ``lock`` serves NVIDIA only, and says
-    what serves the AMD target."""
+    ``run --arch gfx942`` hands it to the program (``lock``, ``pkg-config`` and
+    ``check-manifest``: ``test_rocm_lock``)."""
     path = standin(tmp_path / "rocm" / "lib", (6, 4, 0))
     env = _environ(tmp_path, ROCM_PATH=str(tmp_path / "rocm"))
     cli = [sys.executable, "-m", "triton_toolchain"]
@@ -337,9 +335,6 @@ def test_env_which_and_run_serve_the_amd_target_and_lock_says_it_does_not(
         [*cli, "run", "--arch", "gfx942", "--", "sh", "-c", "echo $TRITON_LIBHIP_PATH"], env, ":"
     )
     assert (done.returncode, done.stdout) == (0, f"{path}\n")
-    done = _run([*cli, "lock", "--arch", "gfx942"], env, ":")
-    assert done.returncode == 2
-    assert done.stderr.startswith("error: --arch gfx942: `lock` serves the NVIDIA backend only")
     done = _run([*cli, "which", "ptxas", "--arch", "gfx942"], env, ":")
     assert done.returncode == 2 and "ptxas is the NVIDIA backend's" in done.stderr
     done = _run([*cli, "doctor", "--arch", "gfx942", "--run"], env, ":")
@@ -504,7 +499,8 @@ def test_a_hip_runtime_another_user_planted_is_never_loaded(tmp_path: Path, mall
 def test_a_manifests_driver_dirs_serve_the_amd_backend_too(tmp_path: Path) -> None:
     """A manifest's driver_dirs (the host's driver directories, schema unchanged) are
     looked in for libamdhip64.so: one there of ROCm 6.4 is taken under the manifest's
-    name; Debian's 5.2 there is refused as the manifest's entry, and discovery goes on."""
+    name; Debian's 5.2 there is refused as the manifest's entry (exit status 2, a wrong
+    manifest, as on the NVIDIA side), and discovery goes on."""
     good = standin(tmp_path / "hip", (6, 4, 2))
     old = real_library(tmp_path / "old")
     manifest = tmp_path / "manifest.json"
@@ -518,7 +514,10 @@ def test_a_manifests_driver_dirs_serve_the_amd_backend_too(tmp_path: Path) -> No
             assert (status, hip["path"], hip["source"]) == (0, str(good), f"manifest:{manifest}")
             continue
         refused = {r["path"]: r for r in hip["rejected"]}
-        assert status == 1 and hip["path"] is None
+        assert status == 2 and hip["path"] is None
+        assert doc["manifest_rejections"] == [
+            f"{manifest}: driver_dirs[0]: {old} rejected: {refused[str(old)]['reason']}"
+        ]
         assert refused[str(old)]["source"] == f"manifest:{manifest}"
         assert refused[str(old)]["reason"].startswith(TRITON_TOO_OLD)
 

@@ -40,6 +40,7 @@ from ..resolver._catalog import (
     PTXAS_FAMILY,
     gfx_name,
 )
+from ..resolver._discovery._hip import bundled_headers
 from ..resolver._discovery._host import Host
 from ..resolver._discovery._probe import driver_cuda, gpu_arch
 from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
@@ -114,9 +115,10 @@ def _status(tc: Toolchain, stage: str | None) -> int:
     return 1 if tc.missing(None if stage == "all" else stage) else 0
 
 
-def _resolve_verified(arch: int | None) -> Toolchain:
-    """Everything checked, recorded versions too (``Host.verify``)."""
-    return resolve(arch, host=Host.current(verify=True))
+def _resolve_verified(arch: int | str | None) -> Toolchain:
+    """Everything checked, recorded versions too (``Host.verify``); an AMD ``arch``
+    (``gfx942``) resolves the AMD backend's rows (``_resolve_target``)."""
+    return _resolve_target(arch, Host.current(verify=True))
 
 
 # `doctor --for`'s older names: one step of the Triton goal, or the Triton goal whole.
@@ -227,19 +229,6 @@ def _self_test_json(report: SelfTestReport | None) -> dict[str, Any]:
     return {"self_test": {"ok": report.ok, "steps": steps}}
 
 
-def _nvidia_only(args: argparse.Namespace) -> int | None:
-    """``args.arch`` for a command that serves the NVIDIA backend alone; an AMD
-    architecture there is a ``SettingError`` naming what serves it."""
-    if isinstance(args.arch, str):
-        raise SettingError(
-            f"--arch {args.arch}: `{args.cmd}` serves the NVIDIA backend only for now; fix: "
-            f"`triton-toolchain doctor --arch {args.arch}` judges the AMD backend and names "
-            "its HIP runtime (set TRITON_LIBHIP_PATH to it)"
-        )
-    arch: int | None = args.arch
-    return arch
-
-
 def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
     """``doctor --arch gfx942``: the AMD backend's goals (``_catalog.AMD_GOALS``), its
     components and those of no backend, resolved for that target."""
@@ -261,13 +250,15 @@ def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
     verdicts, focus = _focus(judged, args.goal)
     shown = shown_components(verdicts)
     wrong = set(shown) & {c.component for c in tc.errors()}
-    status = 2 if wrong else (0 if focus.ready else 1)
+    rejected = manifest_rejections(tc, host, backend="amd", gfx=gfx)
+    status = 2 if wrong or rejected else (0 if focus.ready else 1)
     if args.json:
         doc = _doctor_json(tc, installed)
         doc["backend"] = "amd"
         doc["target"] = gfx
         doc["versions"]["torch_hip"] = installed.torch_hip
         doc["goals"] = {n: verdict.to_dict() for n, verdict in judged.items()}
+        doc["manifest_rejections"] = rejected
         print(json.dumps(doc, indent=2))
         return status
     target = f"target {gfx} (AMD); {_manifest_line(tc)}"
@@ -276,7 +267,18 @@ def _doctor_amd(args: argparse.Namespace, host: Host) -> int:
     if args.verbose:
         text = text.rsplit("\n", 2)[0] + doctor_details(tc, shown, installed)
     print(wrap_long_lines(text))
+    _print_rejections(rejected, f"lock --arch {gfx}")
     return status
+
+
+def _print_rejections(rejected: list[str], lock: str = "lock") -> None:
+    """A manifest's rejected entries (``manifest_rejections``), each with the fix
+    (``lock``: the command that writes the manifest again, ``lock --arch gfx942``)."""
+    for line in rejected:
+        fix = "correct the entry or regenerate the manifest with " + (
+            f"`triton-toolchain {lock} -o FILE --force`"
+        )
+        print(f"\nerror: {line}\n  fix: {fix}", file=sys.stderr)
 
 
 def _target(asked: int | None, host: Host) -> tuple[int | None, int | None, list[str]]:
@@ -375,12 +377,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             text += doctor_details(tc, shown_components(verdicts), installed, caches)
         print(wrap_long_lines(text))
         _print_warnings(warned)
-        for line in rejected:
-            fix = (
-                "correct the entry or regenerate the manifest with "
-                "`triton-toolchain lock -o FILE --force`"
-            )
-            print(f"\nerror: {line}\n  fix: {fix}", file=sys.stderr)
+        _print_rejections(rejected)
         if report is not None:
             print(wrap_long_lines("\n" + report.text))
     return status
@@ -467,6 +464,11 @@ def _lock_without_driver(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+def _doctor_for(arch: int | str | None) -> str:
+    """The ``doctor`` command that judges ``arch``'s backend (``--arch gfx942`` for AMD)."""
+    return "triton-toolchain doctor" + (f" --arch {arch}" if isinstance(arch, str) else "")
+
+
 def _lock_missing(tc: Toolchain, args: argparse.Namespace) -> list[str]:
     """What ``lock`` says about required components it did not find (its exit status is 1
     for them), and how a GPU-less image build locks without the driver."""
@@ -477,7 +479,7 @@ def _lock_missing(tc: Toolchain, args: argparse.Namespace) -> list[str]:
         return []
     lines = [
         f"missing: {', '.join(missing)}; the manifest names only what was found "
-        "(`triton-toolchain doctor` says why and what to do)"
+        f"(`{_doctor_for(args.arch)}` says why and what to do)"
     ]
     if set(missing) & set(HOST_DRIVER):
         lines.append(LOCK_WITHOUT_DRIVER.format(command=_lock_without_driver(args)))
@@ -499,22 +501,38 @@ def _pins(values: list[str]) -> dict[str, str]:
     return pins
 
 
+# Per backend, the driver whose directory ``lock`` writes as ``driver_dirs`` (a
+# manifest's ``driver_dirs`` hold each backend's driver under its own file names:
+# ``_resolve.driver_in``), what to call it, and the setting that names it.
+LOCK_DRIVER = {
+    "nvidia": ("libcuda", "NVIDIA driver", "TRITON_LIBCUDA_PATH names its directory"),
+    "amd": ("libamdhip64", "HIP runtime (libamdhip64)", "TRITON_LIBHIP_PATH names it"),
+}
+
+
 def cmd_lock(args: argparse.Namespace) -> int:
-    args.arch = _nvidia_only(args)
+    backend = "amd" if isinstance(args.arch, str) else "nvidia"
+    if backend == "amd" and args.no_driver:
+        raise SettingError(
+            f"lock --no-driver --arch {args.arch}: the HIP runtime is ROCm's user space, part "
+            "of the image (a container is given only the GPU's devices, /dev/kfd and "
+            "/dev/dri), so an image locks with it installed; fix: drop --no-driver"
+        )
     tc = _resolve_verified(args.arch)
     components = {
         name: (choice.path, choice.version)
         for name in MANIFEST_COMPONENTS
-        if (choice := tc[name]).path is not None
+        if (choice := tc.choices.get(name)) is not None and choice.path is not None
     }
-    driver = tc["libcuda"].path
+    name, what, setting = LOCK_DRIVER[backend]
+    driver = tc[name].path
     if args.strict and driver is None:
         # A strict manifest looks for the driver only in its driver_dirs: none would do.
         raise SettingError(
-            "lock --strict: no NVIDIA driver was found here, so the manifest would have no "
+            f"lock --strict: no {what} was found here, so the manifest would have no "
             "driver_dirs, and a strict manifest looks for the driver nowhere else: it could "
-            "never find one; fix: lock where the driver is installed (TRITON_LIBCUDA_PATH "
-            "names its directory), or leave out --strict"
+            f"never find one; fix: lock where the driver is installed ({setting}), or leave "
+            "out --strict"
             + (" (--no-driver lets the manifest go without one)" if args.no_driver else "")
         )
     text = to_json(
@@ -538,13 +556,23 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_pkg_config(args: argparse.Namespace) -> int:
-    args.arch = _nvidia_only(args)
     """Write ``triton-toolchain.pc`` (``_pcfile``) to standard output or into ``-o DIR``
     (temporary file and rename, as ``lock``); exit 1 when a component it names is
-    missing (it is left out of the file and named on standard error)."""
-    tc = _resolve_verified(args.arch)
+    missing (it is left out of the file and named on standard error). An AMD ``--arch``
+    writes the AMD backend's (``_pcfile.AMD``)."""
+    host = Host.current(verify=True)
+    tc = _resolve_target(args.arch, host)
+    backend = _pcfile.AMD if isinstance(args.arch, str) else _pcfile.NVIDIA
+    paths = {c.component: c.path for c in tc}
+    if backend is _pcfile.AMD:  # the launcher's headers; the HIP runtime's directory
+        headers, why = bundled_headers(host)
+        hip = paths["libamdhip64"]
+        paths["hip-headers"] = str(headers) if headers else None
+        paths["libhip-link"] = os.path.dirname(hip) if hip else None
+        if why:
+            print(wrap_long_lines(f"note: hip-headers: {why}"), file=sys.stderr)
     try:
-        text = _pcfile.pc_text(tc)
+        text = _pcfile.pc_text(paths, backend)
     except _pcfile.Unsayable as exc:
         print(wrap_long_lines(f"error: {exc}"), file=sys.stderr)
         return 2
@@ -555,12 +583,12 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
     else:
         out = Path(os.path.abspath(args.output)) / _pcfile.FILE_NAME
         print(write(out, text, force=args.force), file=sys.stderr)
-    absent = _pcfile.missing(tc)
+    absent = _pcfile.missing(paths, backend)
     if absent:
         print(
             wrap_long_lines(
                 f"missing: {', '.join(absent)}; left out of {_pcfile.FILE_NAME} "
-                "(`triton-toolchain doctor` says why and what to do)"
+                f"(`{_doctor_for(args.arch)}` says why and what to do)"
             ),
             file=sys.stderr,
         )
@@ -568,13 +596,16 @@ def cmd_pkg_config(args: argparse.Namespace) -> int:
 
 
 def cmd_check_manifest(args: argparse.Namespace) -> int:
-    args.arch = _nvidia_only(args)
     """Validate a manifest and print ``_resolve.judge_manifest``'s verdict on each entry
     (for packagers: the Nix flake's checks run this on the manifest it writes). A
-    rejected entry's line names the manifest and the key."""
+    rejected entry's line names the manifest and the key. An AMD ``--arch`` judges the
+    AMD backend's entries for it (the HIP runtime in ``driver_dirs``)."""
     manifest = load(Path(os.path.abspath(args.file)))
     problems = 0
-    for judged in judge_manifest(manifest, Host.current(verify=True), args.arch):
+    amd = isinstance(args.arch, str)
+    arch, gfx = (None, args.arch) if amd else (args.arch, None)
+    host = Host.current(verify=True)
+    for judged in judge_manifest(manifest, host, arch, backend="amd" if amd else "nvidia", gfx=gfx):
         name, problem = judged.component, judged.verdict.problem
         if problem:
             problems += 1
@@ -637,8 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--arch",
             type=parse_arch,
             default=None,
-            help="target GPU architecture, e.g. 90 or sm_90a, or an AMD one, gfx942 (doctor; "
-            "default: any)",
+            help="target GPU architecture, e.g. 90 or sm_90a, or an AMD one, gfx942 (default: any)",
         )
         return p
 
@@ -709,7 +739,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "pkg-config",
         "write triton-toolchain.pc: Python.h's and cuda.h's directories, the driver's link "
-        "directory (for CMake, Meson, pkg-config)",
+        "directory (for CMake, Meson, pkg-config); --arch gfx942: the HIP headers' and the "
+        "HIP runtime's",
     )
     p.add_argument(
         "-o", "--output", metavar="DIR", help="directory to write it in (default: standard output)"

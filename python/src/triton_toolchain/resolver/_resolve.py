@@ -89,13 +89,26 @@ class _History:
 def manifest_entries(spec: Component, manifest: Manifest) -> list[tuple[str, Path]]:
     """What a manifest names for ``spec``, each path with its key in the manifest: the
     component's entry (``components.ptxas``), or for the run-time driver the
-    ``libcuda.so.1`` of each of ``driver_dirs`` (``driver_dirs[0]``), its backend's
-    driver name there (``libamdhip64.so`` for the AMD backend's)."""
+    ``libcuda.so.1`` of each of ``driver_dirs`` (``driver_dirs[0]``), the driver's file
+    there for another backend's driver (``driver_in``)."""
     if spec.kind == "driver":
-        soname = BACKENDS[spec.backend or "nvidia"].driver_soname
-        return [(f"driver_dirs[{i}]", d / soname) for i, d in enumerate(manifest.driver_dirs)]
+        return [
+            (f"driver_dirs[{i}]", driver_in(spec, d)) for i, d in enumerate(manifest.driver_dirs)
+        ]
     entry = manifest.components.get(spec.name)
     return [(f"components.{spec.name}", entry.path)] if entry is not None else []
+
+
+def driver_in(spec: Component, directory: Path) -> Path:
+    """The file of the driver ``spec`` in ``directory``, one of a manifest's
+    ``driver_dirs``: the first of the names its locator takes there that exists
+    (``Locator.in_dir``: ``libamdhip64.so``, then ``libamdhip64.so.N`` newest first, as
+    Debian's ``libamdhip64-5`` has only ``libamdhip64.so.5``), else the first name; its
+    backend's SONAME where the locator lists none (``libcuda.so.1``)."""
+    in_dir = LOCATORS[spec.name].in_dir
+    soname = BACKENDS[spec.backend or "nvidia"].driver_soname
+    names = in_dir(directory) if in_dir is not None else [directory / soname]
+    return next((p for p in names if _fs.lexists(p)), names[0])
 
 
 def _recorded(manifest: Manifest | None, path: Path) -> str | None:
@@ -129,9 +142,17 @@ def judge_entry(
     return EntryVerdict(spec.name, key, path, verdict, verdict.version or recorded)
 
 
-def judge_manifest(manifest: Manifest, host: Host, arch: int | None = None) -> list[EntryVerdict]:
+def judge_manifest(
+    manifest: Manifest,
+    host: Host,
+    arch: int | None = None,
+    *,
+    backend: str = "nvidia",
+    gfx: str | None = None,
+) -> list[EntryVerdict]:
     """Every path ``manifest`` names, judged as the cascade judges it (``judge_entry``)
-    for ``sm_<arch>``, in the catalog's order, with the entries judged usable before it
+    for ``sm_<arch>`` (the AMD backend's rows for ``gfx``: ``backend="amd"``), in the
+    catalog's order, with the entries judged usable before it
     as the choices made (OpenMP is judged with the manifest's C++ compiler). What
     ``check-manifest``, ``doctor`` and the flake's ``checks.manifest`` report. A driver
     directory that holds no driver has no verdict: a manifest may serve machines with
@@ -139,11 +160,12 @@ def judge_manifest(manifest: Manifest, host: Host, arch: int | None = None) -> l
     source = Source(SourceKind.MANIFEST, str(manifest.file))
     chosen: dict[str, Choice] = {}
     verdicts = []
-    for spec in COMPONENTS:
+    for spec in COMPONENTS if backend == "nvidia" else backend_components(backend):
         for key, path in manifest_entries(spec, manifest):
             if spec.kind == "driver" and not _fs.lexists(path):
                 continue
-            judged = judge_entry(spec, key, path, manifest, host, Context(arch, chosen=chosen))
+            ctx = Context(arch, chosen=chosen, gfx=gfx)
+            judged = judge_entry(spec, key, path, manifest, host, ctx)
             verdicts.append(judged)
             if judged.verdict.problem is None and spec.name not in chosen:
                 chosen[spec.name] = Choice(spec.name, str(path), judged.version, source)
@@ -192,22 +214,26 @@ def _setting_error(
     )
 
 
-def manifest_rejections(tc: Toolchain, host: Host) -> list[str]:
+def manifest_rejections(
+    tc: Toolchain, host: Host, *, backend: str = "nvidia", gfx: str | None = None
+) -> list[str]:
     """What a manifest names that may not be used, as ``"<manifest>: components.ptxas:
     <path> rejected: <why>"`` (``doctor``'s): ``judge_manifest``'s rejections of the
     manifest ``host`` uses, then the values the environment exported as a manifest's
     (``TRITON_TOOLCHAIN_EXPORTS``) that are no entry of it, which the cascade judged as
     entries and ``tc`` holds. A manifest says what to use, so a rejected entry is a
-    wrong manifest even where discovery found something else."""
+    wrong manifest even where discovery found something else. ``backend``, ``gfx``: the
+    AMD backend's rows for that target (``judge_manifest``)."""
     manifest = load_for(host)
     lines: list[str] = []
     named: set[tuple[str, str]] = set()
     if manifest is not None:
         file = str(manifest.file)
-        named = {(file, str(p)) for spec in COMPONENTS for _, p in manifest_entries(spec, manifest)}
+        specs = COMPONENTS if backend == "nvidia" else backend_components(backend)
+        named = {(file, str(p)) for spec in specs for _, p in manifest_entries(spec, manifest)}
         lines = [
             f"{file}: {v.key}: {v.path} rejected: {v.verdict.problem}"
-            for v in judge_manifest(manifest, host, tc.arch)
+            for v in judge_manifest(manifest, host, tc.arch, backend=backend, gfx=gfx)
             if v.verdict.problem
         ]
     lines += [

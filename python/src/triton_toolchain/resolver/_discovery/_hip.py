@@ -125,6 +125,19 @@ def explicit_hip(host: Host, value: str) -> Path:
     return path
 
 
+def bundled_headers(host: Host) -> tuple[Path | None, str | None]:
+    """The HIP headers Triton's AMD launcher compiles against, its wheel's
+    ``backends/amd/include`` (3.9 ``backends/amd/driver.py``: ``include_dirs``), where
+    it holds ``hip/hip_runtime.h`` that nobody but root and this user can change; else
+    ``None`` and why."""
+    if host.triton_dir is None:
+        return None, "Triton is not installed"
+    directory = host.triton_dir / "backends" / "amd" / "include"
+    header = directory / "hip" / "hip_runtime.h"
+    problem = _fs.file_problem(header) or _fs.untrusted(header)
+    return (None, f"{header}: {problem}") if problem else (directory, None)
+
+
 # --- discovery steps ----------------------------------------------------------------------
 
 
@@ -240,6 +253,10 @@ def finish_hip(host: Host, ctx: Context, choice: Choice) -> Choice:
 
 LOCATORS: dict[str, Locator] = {
     "libamdhip64": Locator(
-        steps=HIP_STEPS, check=check_hip, explicit=explicit_hip, finish=finish_hip
+        steps=HIP_STEPS,
+        check=check_hip,
+        explicit=explicit_hip,
+        finish=finish_hip,
+        in_dir=names_in,
     ),
 }

@@ -113,7 +113,9 @@ class Locator(NamedTuple):
       candidates worth reporting that the search did not reach);
     - ``question(host, path)``: the one process ``check`` runs for a candidate (a tool's
       ``--version``), asked ahead of the search for the first candidate (``first``) so
-      that independent components' processes run at once (``_run.ask_each``).
+      that independent components' processes run at once (``_run.ask_each``);
+    - ``in_dir(directory)``: for a driver, the names it goes by in one of a manifest's
+      ``driver_dirs``, in the order taken (``None``: its backend's SONAME alone).
     """
 
     steps: tuple[Step, ...]
@@ -122,6 +124,7 @@ class Locator(NamedTuple):
     explicit: Callable[[Host, str], Path] = _as_is
     finish: Callable[[Host, Context, Choice], Choice] = _unchanged
     question: Callable[[Host, Path], Question] | None = None
+    in_dir: Callable[[Path], list[Path]] | None = None
 
 
 def discovered(detail: str, path: Path | str) -> Candidate:
