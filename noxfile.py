@@ -49,24 +49,8 @@ LATEST_TRITON = "3.9.0"
 # differential tests (tests/test_releases.py: the shim off and on, the same outcome;
 # the catalog's row against the release's code).
 ALL_TRITONS = ("3.0.0", "3.1.0", "3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0")
-# Releases without triton.knobs (3.3, pinned by torch 2.7) and the one the reference
-# GPU host runs (3.6, torch 2.11): every test that drives Triton runs against each.
-OLDER_TRITONS = ("3.3.1", "3.6.0")
 RELEASE_TESTS = ("tests/test_releases.py",)
-TRITON_TESTS = (
-    "tests/test_activate.py",
-    "tests/test_catalog.py",
-    "tests/test_build.py",
-    "tests/test_layouts.py",
-    "tests/test_screen.py",
-    "tests/test_selftest.py",
-)
 
-
-# Tests that run only in `tests`: the Nix tests (the stand-in nixpkgs builds with the
-# interpreter that runs them, whichever it is) and the arm64 tests (their interpreter is
-# the arm64 root's, the same whichever Python runs pytest).
-MAIN_SESSION_ONLY = ("--ignore=tests/nix", "--ignore=tests/test_arm64.py")
 
 # torch's CPU build for TorchInductor's C++ kernels and cpp_extension (tests/test_torch.py),
 # with ninja, which cpp_extension builds with. pip, not uv: pip finds a release already
@@ -90,90 +74,142 @@ def _install(session: nox.Session, triton: str) -> None:
 
 # Real ptxas binaries of a few CUDA releases for the fit tests (tests/test_fit*.py), from
 # PyPI's NVIDIA wheels, cached in ~/.cache/triton-toolchain/ptxas between runs. Fetched
-# with nox's own interpreter (uv's virtual environments have no pip). Besides `tests`
-# (3.9) and `tests-3.10` (3.6), they run against the oldest release (3.0: no get_ptxas,
-# PTX 8.6 for a CUDA 12.6 ptxas, which rejects it).
-FIT_TESTS = ("tests/test_fit.py", "tests/test_fit_matrix.py")
-FIT_TRITONS = ("3.0.0",)
-# What doctor and `which` say against what Triton's compile runs (tests/test_prediction.py):
-# besides `tests` (3.9) and `tests-3.10` (3.6, whose catalog row 3.7 and 3.8 share), the
-# releases whose lookups differ (3.0: `_path_to_binary`; 3.3: the hyphenated variable).
-PREDICTION_TESTS = ("tests/test_prediction.py",)
-PREDICTION_TRITONS = ("3.0.0", "3.3.1")
-
-
+# with nox's own interpreter (uv's virtual environments have no pip).
 def _fetch_ptxas(session: nox.Session) -> None:
     session.run(sys.executable, "tools/fetch_ptxas.py", external=True)
 
 
+# CI's two cores run two sessions at a time, for 30 minutes at most: each test runs where
+# it can find what nothing else finds. What every Python runs is the shim's own code in
+# the process and its hook in a child (the activation, the record, the readers, the
+# commands, the package's build); the rest runs once, against the latest Triton (`tests`
+# and `matrices`), and what drives Triton also against the oldest Python's Triton 3.6
+# (`tests-3.10`) and the older releases (`triton`).
+
+# Against the latest Triton only, in `matrices` (beside `tests`, the longest, so that
+# the two run at once): the fit and prediction matrices, the Hopper switch, the AMD
+# layouts, the strict and late settings (each a compile per target and setting), the
+# Nix tests (the stand-in nixpkgs builds with the interpreter that runs them) and the
+# arm64 tests (their interpreter is the arm64 root's).
+MATRICES = (
+    "tests/test_fit_matrix.py",
+    "tests/test_prediction.py",
+    "tests/test_hopper_switch.py",
+    "tests/test_rocm.py",
+    "tests/test_rocm_lock.py",
+    "tests/test_hostile_round4_strict.py",
+    "tests/test_hostile_round4_later.py",
+    "tests/nix",
+    "tests/test_arm64.py",
+)
+# The same logic on the same files whichever Python runs it, with Triton 3.6 as with 3.9:
+# the hostile suites, the fuzzer (derandomized: the same examples everywhere) and the
+# benchmarks. In `tests` only.
+ONCE = ("tests/test_hostile_*.py", "tests/test_fuzz.py", "tests/test_bench.py")
+# On the newer Pythons, also what `tests-3.10` runs against Triton 3.6: the layouts,
+# the fit, the differential and the cold-start tests, the shared installs, the caches.
+ONCE_PER_TRITON = (
+    "tests/test_layouts.py",
+    "tests/test_fit.py",
+    "tests/test_advisories.py",
+    "tests/test_releases.py",
+    "tests/test_shared_installs.py",
+    "tests/test_cold.py",
+    "tests/test_build.py",
+)
+
+
+def _ignore(*paths: str) -> list[str]:
+    return [f"--ignore-glob={path}" for path in paths]
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every test, with the latest Triton and torch's CPU build."""
+    """Every test but MATRICES, with the latest Triton and torch's CPU build."""
     _install(session, LATEST_TRITON)
-    # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
-    # hatchling (no build isolation, offline), and so does the test that pip-installs it.
+    # The test that pip-installs the shim builds it with this interpreter's pip and
+    # hatchling (no build isolation, offline).
     session.install("pip", "ninja", *PACKAGING)
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
     _fetch_ptxas(session)
-    session.run("pytest", "-ra", *session.posargs)
+    session.run("pytest", "-ra", *_ignore(*MATRICES), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def matrices(session: nox.Session) -> None:
+    """MATRICES, with the latest Triton (none of them is marked ``torch``)."""
+    _install(session, LATEST_TRITON)
+    # tests/nix: the stand-in nixpkgs builds the shim with this interpreter's pip and
+    # hatchling (no build isolation, offline).
+    session.install("pip", *PACKAGING)
+    _fetch_ptxas(session)
+    session.run("pytest", "-ra", *MATRICES, *session.posargs)
 
 
 @nox.session(python=_interpreter(OLDEST_PYTHON), name=f"tests-{OLDEST_PYTHON}")
 def oldest_python(session: nox.Session) -> None:
-    """Every test but Nix's and arm64's, on the oldest Python supported, with Triton 3.6.
+    """The oldest Python, with Triton 3.6: all but MATRICES, ONCE and torch's tests.
 
-    Triton 3.9 publishes no wheel for Python 3.10; 3.6 (torch 2.11's) does. The Nix and
-    arm64 tests run in `tests` (MAIN_SESSION_ONLY)."""
+    Those marked ``torch`` run in `tests` (no local torch for Python 3.10: a download of
+    GBs). Triton 3.9 publishes no wheel for Python 3.10; 3.6 (torch 2.11's) does."""
     _install(session, "3.6.0")
     _fetch_ptxas(session)
     session.install(*PACKAGING)
-    # Tests marked `torch` run in `tests` (no local torch for Python 3.10: a download of GBs).
-    session.run("pytest", "-ra", *MAIN_SESSION_ONLY, "-m", "not torch", *session.posargs)
-
-
-SAME_TRITON_ONLY = (
-    "test_fit_matrix",
-    "test_prediction",
-    "test_hopper_switch",
-    "test_rocm",
-    "test_rocm_lock",
-    "test_caches",
-    "test_hostile_round4_strict",
-    "test_hostile_round4_later",
-)
+    skip = _ignore(*MATRICES, *ONCE)
+    session.run("pytest", "-ra", *skip, "-m", "not torch", *session.posargs)
 
 
 def newer_python(session: nox.Session) -> None:
-    """Every test but Nix's, arm64's and torch's, on a newer Python, with the latest Triton.
+    """A newer Python, with the latest Triton: what every Python runs.
 
-    Triton 3.9 publishes cp312 and cp313 wheels. As in `tests-3.10`, the tests marked
-    `torch` run in `tests` (torch for these Pythons would be a download of GBs, its CUDA
-    build), and so do the Nix and arm64 tests (MAIN_SESSION_ONLY)."""
+    Every test but ``MATRICES``, ``ONCE``, ``ONCE_PER_TRITON`` and those marked ``torch``
+    (torch for these Pythons would be a download of GBs, its CUDA build). Triton 3.9
+    publishes cp312 and cp313 wheels."""
     _install(session, LATEST_TRITON)
     _fetch_ptxas(session)
     session.install(*PACKAGING)
-    # What judges the same Triton's compiles in `tests` (the fit and prediction matrices,
-    # the AMD layouts, the caches): not again per interpreter (CI's 30 minutes).
-    same = [f"--ignore=tests/{name}.py" for name in SAME_TRITON_ONLY]
-    session.run("pytest", "-ra", *MAIN_SESSION_ONLY, *same, "-m", "not torch", *session.posargs)
+    skip = _ignore(*MATRICES, *ONCE, *ONCE_PER_TRITON)
+    session.run("pytest", "-ra", *skip, "-m", "not torch", *session.posargs)
 
 
 for _version in NEWER_PYTHONS:
     nox.session(python=_interpreter(_version), name=f"tests-{_version}")(newer_python)
 
 
+# Besides the differential tests, what a release's own code decides, against the
+# releases where that code differs (`tests` has 3.9, `tests-3.10` 3.6 for every test
+# but ``MATRICES`` and ``ONCE``):
+# - 3.0: no get_ptxas (`_path_to_binary`), PTX 8.6 that a CUDA 12.6 ptxas rejects: the
+#   fit tests and the prediction matrix;
+# - 3.3 (torch 2.7's; no triton.knobs, the hyphenated variable): every test that drives
+#   Triton, and the prediction matrix;
+# - 3.6 (torch 2.11's, the reference GPU host's; its catalog row is 3.7's and 3.8's): the
+#   fit and prediction matrices and the AMD layouts.
+FIT_TESTS = ("tests/test_fit.py", "tests/test_fit_matrix.py")
+PREDICTION_TESTS = ("tests/test_prediction.py",)
+TRITON_TESTS = (
+    "tests/test_activate.py",
+    "tests/test_catalog.py",
+    "tests/test_build.py",
+    "tests/test_layouts.py",
+    "tests/test_screen.py",
+    "tests/test_selftest.py",
+)
+RELEASE_EXTRAS: dict[str, tuple[str, ...]] = {
+    "3.0.0": (*FIT_TESTS, *PREDICTION_TESTS),
+    "3.3.1": (*TRITON_TESTS, *PREDICTION_TESTS),
+    "3.6.0": ("tests/test_fit_matrix.py", *PREDICTION_TESTS, "tests/test_rocm.py"),
+}
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("triton", ALL_TRITONS)
 def triton(session: nox.Session, triton: str) -> None:
-    """The differential tests against an older release; for the releases in
-    ``OLDER_TRITONS``, every test that drives Triton."""
+    """An older Triton: the differential tests, and the release's RELEASE_EXTRAS."""
     _install(session, triton)
-    extra = TRITON_TESTS if triton in OLDER_TRITONS else ()
-    if triton in FIT_TRITONS:
+    extra = RELEASE_EXTRAS.get(triton, ())
+    if any("fit" in path for path in extra):
         _fetch_ptxas(session)
-        extra += FIT_TESTS
-    if triton in PREDICTION_TRITONS:
-        extra += PREDICTION_TESTS
     session.run("pytest", "-ra", *RELEASE_TESTS, *extra, "-m", "not torch", *session.posargs)
 
 

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.root  # mount namespaces
 
 
 def _installed_release() -> TritonRelease:
-    """The catalog's row of the installed Triton (3.9 in `tests`, 3.6 in `tests-3.10`)."""
+    """The catalog's row of the installed Triton (3.9 in `matrices`, 3.6 in the `triton` session of 3.6)."""
     import triton
 
     release = triton_release(major_minor(triton.__version__))
@@ -398,7 +398,7 @@ def test_without_a_gpu_doctor_shows_the_amd_compile_goal_beside_nvidias(tmp_path
     """No GPU, no --arch: the NVIDIA goals as before, and the AMD backend's compile goal
     (ready: Triton compiles for AMD with nothing from the machine), in the JSON apart
     from the NVIDIA goals; not where a goal waits for a package (no torch: the
-    `tests-3.10` session), where the screen says what to install first."""
+    `triton` session of 3.6), where the screen says what to install first."""
     env = _environ(tmp_path, COLUMNS="100")
     done = _run([sys.executable, "-m", "triton_toolchain", "doctor", "--json"], env, ":")
     doc = json.loads(done.stdout)
