@@ -293,6 +293,7 @@ def test_a_view_remembers_what_it_saw(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- the allow-list
 
 
+@pytest.mark.root  # files of another owner (chown)
 def test_an_allow_list_admits_whom_it_names_and_nobody_else(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -324,6 +325,7 @@ def test_an_allow_list_admits_whom_it_names_and_nobody_else(
     )
 
 
+@pytest.mark.root  # files of another owner (chown)
 def test_a_manifests_allow_list_is_replaced_not_added_to(tmp_path: Path) -> None:
     tool = a_file(mine(tmp_path / "d") / "ptxas")
     os.chown(tool, OTHER_UID, OTHER_UID)
@@ -339,6 +341,7 @@ def test_a_manifests_allow_list_is_replaced_not_added_to(tmp_path: Path) -> None
         _trust.admit("")
 
 
+@pytest.mark.root  # files of another owner (chown)
 def test_each_refusal_has_the_fix_of_its_cause(tmp_path: Path) -> None:
     """An owner outside the set: the allow-list, never ``chmod``; a group that may write:
     that group and both fixes; everyone: ``chmod go-w`` or a safe place."""
