@@ -3,13 +3,14 @@
 # (made here with useradd) with no network (a private network namespace), in a virtual
 # environment of Debian's python3.11 holding the package, Triton, pytest, hypothesis and
 # pyelftools (installed first, with the network). Run as root from the repository:
-#   tools/sdist-check.sh [WORK_DIR]        (default /var/tmp/triton-toolchain-sdist)
+#   PYTHON=.venv/bin/python tools/sdist-check.sh [WORK_DIR]   (PYTHON: one with build and
+#   hatchling; WORK_DIR: /var/tmp/triton-toolchain-sdist)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=${1:-/var/tmp/triton-toolchain-sdist}
 user=ttsdist
 rm -rf "$top" && mkdir -p "$top/dist"
-python3 -m build --no-isolation --sdist -o "$top/dist" python >/dev/null
+"${PYTHON:-python3}" -m build --no-isolation --sdist -o "$top/dist" python >/dev/null
 tar -xzf "$top"/dist/*.tar.gz -C "$top"
 src=$(ls -d "$top"/triton_toolchain-*/)
 id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user"
