@@ -15,8 +15,10 @@ tar -xzf "$top"/dist/*.tar.gz -C "$top"
 src=$(ls -d "$top"/triton_toolchain-*/)
 id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user"
 uv venv -q -p /usr/bin/python3.11 "$top/venv"
-VIRTUAL_ENV="$top/venv" uv pip install -q "$src" triton==3.9.0 pytest hypothesis pyelftools
-chown -R "$user:" "$top"
+# Copies, not uv's links into its cache: the venv stays root's, readable by the user.
+VIRTUAL_ENV="$top/venv" uv pip install -q --link-mode=copy "$src" triton==3.9.0 pytest \
+  hypothesis pyelftools
+chown -R "$user:" "$src"
 cd "$src"
 exec unshare -n setpriv --reuid="$user" --regid="$user" --init-groups \
   env -i PATH="$top/venv/bin:/usr/bin:/bin" HOME="/home/$user" LANG=C.UTF-8 \
