@@ -82,11 +82,30 @@ def _env(shim: bool, **extra: str) -> dict[str, str]:
     return {k: v for k, v in env.items() if v != ""}
 
 
+def _fresh_tmp(cwd: Path) -> str:
+    """Shell lines that mount a fresh tmpfs on ``/tmp``, keeping visible the directories
+    of ``/tmp`` that hold this session's interpreter and this checkout (a clone in
+    ``/tmp``), bound from the old ``/tmp`` (bound first below ``cwd``)."""
+    kept = sorted(
+        {
+            Path(*parts[:3])
+            for path in (sys.prefix, TESTS)
+            if (parts := Path(path).resolve().parts)[1:2] == ("tmp",) and len(parts) > 2
+        }
+    )
+    old = cwd / "host-tmp"
+    old.mkdir(exist_ok=True)
+    lines = [f"mount --bind /tmp {old}", "mount -t tmpfs -o mode=1777 none /tmp"]
+    for top in kept:
+        lines += [f"mkdir -p {top}", f"mount --bind {old}/{top.name} {top}"]
+    return "; ".join(lines)
+
+
 def _namespace(script: str, argv: list[str], env: dict[str, str], cwd: Path) -> str:
     """``argv`` after ``script`` (sh) in a private mount namespace whose ``/tmp`` is a
     fresh tmpfs: the output."""
     unshare = require_tool("unshare", "util-linux")
-    whole = f"set -e; mount -t tmpfs -o mode=1777 none /tmp; {script}"
+    whole = f"set -e; {_fresh_tmp(cwd)}; {script}"
     done = subprocess.run(
         [unshare, "-m", "--propagation", "private", "sh", "-c", whole, "sh", *argv],
         env=env,

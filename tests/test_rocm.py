@@ -38,7 +38,8 @@ pytestmark = pytest.mark.root  # mount namespaces
 
 
 def _installed_release() -> TritonRelease:
-    """The catalog's row of the installed Triton (3.9 in `matrices`, 3.6 in the `triton` session of 3.6)."""
+    """The catalog's row of the installed Triton (3.9 in `matrices`, 3.6 in the `triton`
+    session of 3.6)."""
     import triton
 
     release = triton_release(major_minor(triton.__version__))
