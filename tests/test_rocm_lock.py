@@ -16,17 +16,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import require_tool
 from hip_standin import DEBIAN_LIBRARY, hip_version, real_library, standin
+from test_pkgconfig import pkg_config
 from test_rocm import (
     AOT,
     LAYOUTS,
     TRITON_TOO_OLD,
     _environ,
     _run,
+    _source,
     doctor,
     launcher,
     mallory,  # noqa: F401  (a fixture)
@@ -42,11 +43,6 @@ def cli(
     args: list[str], env: dict[str, str], script: str = ":"
 ) -> subprocess.CompletedProcess[str]:
     return _run([*CLI, *args], env, script)
-
-
-def _hip(doc: dict[str, Any]) -> dict[str, Any]:
-    hip: dict[str, Any] = doc["components"]["libamdhip64"]
-    return hip
 
 
 @pytest.mark.parametrize("name", LAYOUTS)
@@ -71,7 +67,7 @@ def test_lock_writes_the_hip_runtimes_directory_and_everything_takes_it_from_the
     kept = {k: v for k, v in extra.items() if k == "PYTHONPATH"}
     env = _environ(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest), **kept)
     status, doc = doctor("gfx942", env, script)
-    hip = _hip(doc)
+    hip = _source(doc)
     assert (status, hip["path"], hip["version"]) == (0, seen, "6.4.43482"), hip
     assert (hip["source"], doc["manifest_rejections"]) == (f"manifest:{manifest}", [])
     done = cli(["which", "libamdhip64"], env, script)
@@ -117,7 +113,7 @@ def test_a_strict_amd_manifest_compiles_and_launches_from_its_entries_alone(
         (library.parent / name).unlink()
     env["LD_LIBRARY_PATH"] = str(other.parent)
     status, doc = doctor("gfx942", env)
-    hip = _hip(doc)
+    hip = _source(doc)
     assert (status, hip["path"]) == (1, None), hip
     assert f"the manifest {manifest} is strict: discovery is off" in hip["notes"]
     shim = launcher(env)
@@ -154,7 +150,7 @@ def test_debians_package_as_installed_is_locked_out_and_judged_in_a_manifest(
     assert rejected[0].startswith(f"REJECTED libamdhip64      {DEBIAN_LIBRARY}: {TRITON_TOO_OLD}")
     assert rejected[0].endswith(f"({manifest}: driver_dirs[0])")
     status, doc = doctor("gfx942", _environ(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest)))
-    assert status == 2 and _hip(doc)["path"] is None
+    assert status == 2 and _source(doc)["path"] is None
     [line] = doc["manifest_rejections"]
     assert line.startswith(
         f"{manifest}: driver_dirs[0]: {DEBIAN_LIBRARY} rejected: {TRITON_TOO_OLD}"
@@ -190,7 +186,7 @@ def test_a_planted_runtime_named_in_a_manifest_is_refused_and_never_loaded(
     )
     assert mallory in line and line.endswith(f"({manifest}: driver_dirs[0])")
     status, doc = doctor("gfx942", env)
-    assert (status, _hip(doc)["path"]) == (2, str(good)), doc["manifest_rejections"]
+    assert (status, _source(doc)["path"]) == (2, str(good)), doc["manifest_rejections"]
     [rejection] = doc["manifest_rejections"]
     assert rejection.startswith(
         f"{manifest}: driver_dirs[0]: {planted / 'libamdhip64.so'} rejected"
@@ -244,19 +240,6 @@ int main(void) {
   return 0;
 }
 """
-
-
-def pkg_config(pc_dir: Path, *args: str) -> str:
-    """The real pkg-config's answer, from ``pc_dir`` only."""
-    done = subprocess.run(
-        [require_tool("pkg-config", "pkgconf (`apt install pkgconf`)"), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PKG_CONFIG_PATH": str(pc_dir), "PKG_CONFIG_LIBDIR": str(pc_dir)},
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 @pytest.mark.parametrize("dev", [True, False], ids=["with-libamdhip64.so", "versioned-only"])
