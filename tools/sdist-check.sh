@@ -4,10 +4,10 @@
 # environment of Debian's python3.11 holding the package, Triton, pytest, hypothesis and
 # pyelftools (installed first, with the network). Run as root from the repository:
 #   PYTHON=.venv/bin/python tools/sdist-check.sh [WORK_DIR]   (PYTHON: one with build and
-#   hatchling; WORK_DIR: /var/tmp/triton-toolchain-sdist)
+#   hatchling; WORK_DIR: /var/tmp/tt-sdist-check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-top=${1:-/var/tmp/triton-toolchain-sdist}
+top=${1:-/var/tmp/tt-sdist-check}
 user=ttsdist
 rm -rf "$top" && mkdir -p "$top/dist"
 "${PYTHON:-python3}" -m build --no-isolation --sdist -o "$top/dist" python >/dev/null
