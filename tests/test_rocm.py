@@ -109,6 +109,21 @@ def doctor(gfx: str, env: dict[str, str], script: str = ":") -> tuple[int, dict[
     return done.returncode, json.loads(done.stdout)
 
 
+def aot(env: dict[str, str]) -> dict[str, Any]:
+    """Triton's real ahead-of-time compile for gfx942 (``AOT``) in a child: its report."""
+    done = subprocess.run(
+        [sys.executable, "-c", AOT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
 def launcher(env: dict[str, str], script: str = ":") -> dict[str, Any]:
     done = _run([sys.executable, "-c", LAUNCHER], env, script)
     lines = [line for line in done.stdout.splitlines() if line.startswith(MARK)]
@@ -381,16 +396,7 @@ def test_triton_compiles_for_gfx942_ahead_of_time_as_doctor_says(tmp_path: Path)
     env = _environ(tmp_path)
     _, doc = doctor("gfx942", env)
     assert doc["goals"]["triton"]["steps"]["compile"] is True
-    done = subprocess.run(
-        [sys.executable, "-c", AOT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
+    result = aot(env)
     assert result["hsaco"] > 0 and result["mode"] == "knobs", result
     assert result["patched"] == ["patch:triton.backends.amd.driver._get_path_to_hip_runtime_dylib"]
 

@@ -22,12 +22,12 @@ from conftest import require_tool
 from hip_standin import DEBIAN_LIBRARY, hip_version, real_library, standin
 from test_pkgconfig import pkg_config
 from test_rocm import (
-    AOT,
     LAYOUTS,
     TRITON_TOO_OLD,
     _environ,
     _run,
     _source,
+    aot,
     doctor,
     launcher,
     mallory,  # noqa: F401  (a fixture)
@@ -96,16 +96,7 @@ def test_a_strict_amd_manifest_compiles_and_launches_from_its_entries_alone(
     done = cli(["lock", "--strict", "--arch", "gfx942", "-o", str(manifest)], env)
     assert done.returncode == 0 and json.loads(manifest.read_text())["strict"] is True
     env = _environ(tmp_path, TRITON_TOOLCHAIN_MANIFEST=str(manifest))
-    done = subprocess.run(
-        [sys.executable, "-c", AOT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1])["hsaco"] > 0
+    assert aot(env)["hsaco"] > 0
     assert launcher(env) == {"ok": True, "path": str(library)}
     # A runtime elsewhere (LD_LIBRARY_PATH) is not looked for: the manifest is strict.
     other = standin(tmp_path / "other", (6, 4, 1))
