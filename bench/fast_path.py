@@ -7,7 +7,7 @@ a fresh interpreter with the standard modules the import loads anyway loaded fir
 the phases are timed by wrapping the shim's functions in it:
 
 - ``import``: the shim's modules the hook imports first (the package and ``_activate``,
-  with ``_process``, ``_record`` and ``_trust``);
+  with ``runtime``, ``_record`` and ``_trust``);
 - ``maps``: reading ``/proc/self/maps`` for a driver already mapped;
 - ``record``: reading the record file and decoding its entries;
 - ``verify``: observing every fact of the matching record again;

@@ -63,9 +63,10 @@ print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1],
 RECORD = (
     TIMED
     + r"""
-from triton_toolchain.runtime import _activate, _process
+from triton_toolchain import runtime
+from triton_toolchain.runtime import _activate
 t = time.perf_counter(); plan = _activate.resolved_plan(None); cold = time.perf_counter() - t
-hit = _record.lookup(_record.identity(None), _process.user_environ()) is not None
+hit = _record.lookup(_record.identity(None), runtime.user_environ()) is not None
 print(json.dumps({"cold": cold, "walks": walks[0], "walk_s": walks[1], "hit": hit}))
 """
 )

@@ -41,6 +41,7 @@ import pytest
 from elf_fixtures import built, install_driver, kernel_module, write_ld_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from triton_toolchain import runtime
 from triton_toolchain.resolver import _manifest
 from triton_toolchain.resolver._discovery import (
     _answers,
@@ -57,9 +58,8 @@ from triton_toolchain.resolver._discovery._tools import release_in
 from triton_toolchain.resolver._exports import read_exports
 from triton_toolchain.resolver._observe import encode, store
 from triton_toolchain.resolver._plan import resolve_plan, without_history
-from triton_toolchain.runtime import _record, _schema
+from triton_toolchain.runtime import _record, drivers_in
 from triton_toolchain.runtime._errors import ManifestError
-from triton_toolchain.runtime._process import drivers_in
 
 PROFILE = os.environ.get("TT_FUZZ", "ci")
 SCALE = {"ci": 1, "long": 25}[PROFILE]
@@ -430,7 +430,7 @@ def good(shape: Any) -> st.SearchStrategy[Any]:
         return {str: st.text(max_size=8), int: st.integers(), bool: st.booleans()}.get(
             shape, st.none()
         )
-    if typing.is_typeddict(shape):
+    if runtime.is_shape(shape):
         hints = typing.get_type_hints(shape)
         return st.fixed_dictionaries({k: good(t) for k, t in hints.items()})
     origin, args = typing.get_origin(shape), typing.get_args(shape)
@@ -447,7 +447,7 @@ def bad(shape: Any) -> st.SearchStrategy[Any]:
     """Values not of ``shape``: the wrong type at one place, at any depth."""
     if shape in WRONG:
         return st.sampled_from(WRONG[shape])
-    if typing.is_typeddict(shape):
+    if runtime.is_shape(shape):
         hints = typing.get_type_hints(shape)
         one_wrong = st.sampled_from(sorted(hints)).flatmap(
             lambda k: st.tuples(good(shape), bad(hints[k])).map(lambda p: {**p[0], k: p[1]})
@@ -477,17 +477,17 @@ def bad(shape: Any) -> st.SearchStrategy[Any]:
 
 
 @examples(300)
-@given(good(_schema.Plan))
+@given(good(runtime.Plan))
 def test_the_schema_accepts_every_plan(plan: Any) -> None:
     """Every value of the schema's types passes, also as the record reads it back."""
-    assert _schema.valid(plan, _schema.Plan)
-    assert _schema.valid(_record.load(json.dumps(plan).encode()), _schema.Plan)
+    assert runtime.valid(plan, runtime.Plan)
+    assert runtime.valid(_record.load(json.dumps(plan).encode()), runtime.Plan)
 
 
 @examples(500)
-@given(bad(_schema.Plan))
+@given(bad(runtime.Plan))
 def test_the_schema_refuses_every_value_wrong_in_one_place(value: Any) -> None:
-    assert _schema.valid(value, _schema.Plan) is False
+    assert runtime.valid(value, runtime.Plan) is False
 
 
 def _nested(depth: int) -> Any:
@@ -495,9 +495,9 @@ def _nested(depth: int) -> Any:
 
 
 @examples(300)
-@given(JSON_VALUES | good(_schema.Plan).map(lambda p: [p]) | st.integers(1, 900).map(_nested))
+@given(JSON_VALUES | good(runtime.Plan).map(lambda p: [p]) | st.integers(1, 900).map(_nested))
 def test_the_schema_never_raises(value: Any) -> None:
-    assert _schema.valid(value, _schema.Plan) in (True, False)
+    assert runtime.valid(value, runtime.Plan) in (True, False)
 
 
 # --------------------------------------------------------------------- the tools' answers

@@ -30,8 +30,8 @@ from triton_toolchain.resolver._guards import (
 )
 from triton_toolchain.resolver._plan import Plan, plan_of
 from triton_toolchain.resolver._resolve import resolve_all
+from triton_toolchain.runtime import ORIGINAL
 from triton_toolchain.runtime._errors import MissingComponentError, SettingError
-from triton_toolchain.runtime._process import ORIGINAL
 
 NAMESPACE = vars(compiler)  # what the guarded ``get_ptxas`` is given: Triton's own
 INSTALLED = major_minor(triton.__version__)

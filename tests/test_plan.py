@@ -31,8 +31,8 @@ from triton_toolchain.resolver._plan import (
     without_history,
 )
 from triton_toolchain.resolver._resolve import resolve_all
+from triton_toolchain.runtime import BACKENDS
 from triton_toolchain.runtime._activate import AT_TORCH, AT_TRITON, with_part
-from triton_toolchain.runtime._process import BACKENDS
 from triton_toolchain.runtime._record import plan_fits
 
 LATER: tuple[Part, ...] = ("torch", "launcher", "target", "sass")

@@ -1,4 +1,4 @@
-"""``runtime/_process``: the drivers mapped into a process, read from real
+"""``runtime`` (the package's own module): the drivers mapped into a process, read from real
 ``/proc/PID/maps`` text (this process's, and a child's that loaded a stand-in driver
 built by the test), with hostile lines mixed in; loading a driver by its absolute path;
 the replacements (``Patches``) and what one application did (``Report``); the user's own
@@ -17,8 +17,8 @@ from typing import Any
 
 import driver_standin
 import pytest
-from triton_toolchain.runtime import _process
-from triton_toolchain.runtime._process import (
+from triton_toolchain import runtime as _process
+from triton_toolchain.runtime import (
     ORIGINAL,
     SHIM,
     Patches,
@@ -101,7 +101,7 @@ def test_empty_and_driverless_text() -> None:
 # what this module reads of its maps and what a load by bare name gets.
 LOAD = """
 import ctypes, json, sys
-from triton_toolchain.runtime import _process
+from triton_toolchain import runtime as _process
 before = _process.loaded_drivers()
 loaded = _process.preload_driver(sys.argv[1])
 marker = ctypes.CDLL("libcuda.so.1").triton_toolchain_standin_marker
@@ -146,7 +146,7 @@ def test_a_driver_already_mapped_is_kept(tmp_path: Path) -> None:
     asked = driver_standin.driver(tmp_path / "asked", marker="asked")
     code = (
         "import ctypes, json, sys\n"
-        "from triton_toolchain.runtime import _process\n"
+        "from triton_toolchain import runtime as _process\n"
         "ctypes.CDLL(sys.argv[1])\n"
         "print(json.dumps([_process.preload_driver(sys.argv[2]), _process.loaded_drivers()]))\n"
     )

@@ -2,7 +2,7 @@
 which have knobs; ``test_activate`` runs the older ones):
 a plan resolved on this machine applied by hand, in a fresh interpreter with the hook off
 (``TRITON_TOOLCHAIN=off``), so that only what the test applies is applied. The knobs of
-each backend of ``_process.BACKENDS`` present, a user's knob and variable kept, a second
+each backend of ``runtime.BACKENDS`` present, a user's knob and variable kept, a second
 application not fooled by what the first wrote, the driver's lookups per backend."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from hostile import clean_env, run
 from triton_layouts import nvidia_dir
-from triton_toolchain.runtime._process import BACKENDS
+from triton_toolchain.runtime import BACKENDS
 
 PRELUDE = """
 import json, os, sys
@@ -23,7 +23,7 @@ import triton.backends.nvidia.compiler, triton.backends.nvidia.driver
 from triton_toolchain.resolver._plan import plan_of
 from triton_toolchain.resolver._resolve import resolve_all
 from triton_toolchain.runtime import _triton
-from triton_toolchain.runtime._process import Report
+from triton_toolchain.runtime import Report
 
 knobs = triton.knobs
 plan = plan_of(resolve_all())

@@ -47,8 +47,8 @@ from ..resolver._exports import FORMATS, merged_env, shell_script, toolchain_env
 from ..resolver._manifest import load, to_json, write
 from ..resolver._model import Toolchain
 from ..resolver._resolve import judge_manifest, manifest_rejections, resolve, resolve_all
+from ..runtime import user_environ
 from ..runtime._errors import ManifestError, SettingError, ToolchainError, printable
-from ..runtime._process import user_environ
 from . import _pcfile
 from ._doctor import judged_for, runs_for
 from ._report import (

@@ -40,8 +40,7 @@ from ..resolver._catalog import (
 from ..resolver._discovery import _fs
 from ..resolver._discovery._host import Host
 from ..resolver._model import Choice, SourceKind, Toolchain
-from ..runtime import _trust
-from ..runtime._schema import CacheDir
+from ..runtime import CacheDir, _trust
 
 # torch/version.py: `cuda: Optional[str] = '12.8'`, or `= None` for a build without CUDA.
 _TORCH_CUDA = re.compile(r"""^cuda\s*(?::[^=\n]*)?=\s*(?:None\b|['"]([^'"\n]*)['"])""", re.M)

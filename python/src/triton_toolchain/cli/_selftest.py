@@ -31,8 +31,8 @@ from typing import Any
 from ..resolver import _build
 from ..resolver._catalog import DRIVER_SONAME
 from ..resolver._model import Toolchain
+from ..runtime import loaded_drivers
 from ..runtime._activate import activate
-from ..runtime._process import loaded_drivers
 
 N = 4097
 

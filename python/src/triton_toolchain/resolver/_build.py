@@ -18,7 +18,7 @@ What it does differently from Triton's own ``_build`` (``runtime/build.py``), wh
   to the run-time driver's directory, so even a process without the shim that loads it
   from Triton's cache finds the chosen driver;
 - before returning, the chosen driver is loaded by its absolute path with
-  ``RTLD_GLOBAL`` (``_process.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
+  ``RTLD_GLOBAL`` (``runtime.preload_driver``), so the module's ``NEEDED libcuda.so.1`` and
   ``driver.c``'s ``dlopen("libcuda.so.1")`` bind to it by SONAME, whatever
   ``LD_LIBRARY_PATH`` says;
 - the compiler runs for at most ``BUILD_TIMEOUT_S`` seconds with bounded output (its
@@ -42,9 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..runtime import Plan, preload_driver
 from ..runtime._errors import BuildError, MissingComponentError
-from ..runtime._process import preload_driver
-from ..runtime._schema import Plan
 from ._catalog import COMPONENT, DRIVER_SONAME
 from ._discovery._compiler import command_argv
 from ._discovery._run import collect

@@ -37,8 +37,7 @@ import re
 import tempfile
 from collections.abc import Mapping
 
-from ..runtime import _trust
-from ..runtime._schema import CacheDir
+from ..runtime import CacheDir, _trust
 from ._catalog import CACHES, NETWORK_FILESYSTEMS, Cache
 from ._discovery import _fs
 from ._discovery._host import Host

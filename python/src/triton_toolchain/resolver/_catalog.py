@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, NamedTuple
 
-from ..runtime._process import BACKENDS
-from ..runtime._schema import Part, UsedBy
+from ..runtime import BACKENDS, Part, UsedBy
 
 Kind = Literal["tool", "file", "dir", "driver"]
 Stage = Literal["compile", "launch"]
@@ -27,7 +26,7 @@ Serves = Literal["below-switch", "from-switch"]
 # How a Triton release's NVIDIA ``compiler.py`` finds ptxas (``TritonRelease``).
 PtxasLookup = Literal["_path_to_binary", "get_ptxas()", "get_ptxas(arch)"]
 # When a plan first needs a component (``Component.parts``; ``Part``, in
-# ``runtime._schema`` since a plan carries it): ``import`` at the import;
+# ``runtime`` since a plan carries it): ``import`` at the import;
 # ``torch`` when torch is imported (TorchInductor's C++ builds, ``cpp_extension``);
 # ``launcher`` at the shim's first launcher build (the C compiler, a process to ask, and
 # ``Python.h``, ``sysconfig``'s paths); ``target`` when Triton is about to take
@@ -45,7 +44,7 @@ AT_IMPORT_IF_NAMED: frozenset[Part] = frozenset({"launcher", "target", "sass"})
 # components: a packager's tools are judged at once with their recorded versions (no
 # process runs), and Triton's knobs hold them from the import on.
 AT_IMPORT_IF_IN_MANIFEST: frozenset[Part] = frozenset({"target", "sass"})
-# The NVIDIA driver library's SONAME (``_process.BACKENDS``): the name Triton, torch and the
+# The NVIDIA driver library's SONAME (``runtime.BACKENDS``): the name Triton, torch and the
 # launcher load it by, the file discovery and a manifest's ``driver_dirs`` name.
 DRIVER_SONAME = BACKENDS["nvidia"].driver_soname
 
@@ -69,7 +68,7 @@ class Component(NamedTuple):
       ``"build"``, TorchInductor's C++ builds, ``torch.utils.cpp_extension``): where a
       wrong explicit setting stops with the shim's error.
     - ``schema``: the first manifest schema that has it.
-    - ``backend``: the GPU backend it belongs to (``_process.BACKENDS``; ``None``: any
+    - ``backend``: the GPU backend it belongs to (``runtime.BACKENDS``; ``None``: any
       backend's, the host compilers and ``Python.h``).
     - ``parts``: the parts of a plan it belongs to (``Part``: when it is first needed;
       ``Python.h`` is torch's and the launcher's).

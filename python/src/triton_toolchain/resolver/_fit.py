@@ -72,7 +72,7 @@ from ._guards import (
 )
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ..runtime._schema import Plan, Setting
+    from ..runtime import Plan, Setting
 
 ANY_TARGET = 80
 _DECIDED: dict[tuple[object, ...], object] = {}

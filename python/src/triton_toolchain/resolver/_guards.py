@@ -38,7 +38,7 @@ from ._catalog import (
 from ._model import Rejection, Toolchain
 
 if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ..runtime._schema import Plan
+    from ..runtime import Plan
 
 
 def full_toolchain(plan: Plan) -> Toolchain:
@@ -313,7 +313,7 @@ def hip_runtime(triton_lookup: Callable[[], str]) -> str:
     and every rejection (a ROCm too old for this Triton among them). Where TheRock's
     ``rocm_sdk`` is installed and the variable unset, Triton's own lookup
     (``triton_lookup``), which takes TheRock's library first."""
-    from ..runtime._process import user_environ  # noqa: PLC0415  an AMD launcher build only
+    from ..runtime import user_environ  # noqa: PLC0415  an AMD launcher build only
     from ._discovery._host import Host  # noqa: PLC0415
     from ._resolve import resolve_all  # noqa: PLC0415
 

@@ -11,8 +11,8 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from ..runtime import ChoiceData, ToolchainData
 from ..runtime._errors import MissingComponentError
-from ..runtime._schema import ChoiceData, ToolchainData
 from ._catalog import COMPONENT, COMPONENT_NAMES
 
 

@@ -2,7 +2,7 @@
 torch, so that applying it needs neither the resolver nor the catalog (the fast path
 applies a plan read back from the activation record).
 
-A plan (JSON; its shape is the ``TypedDict``s of ``runtime._schema``, ``Plan`` and the
+A plan (JSON; its shape is the ``TypedDict``s of ``runtime``, ``Plan`` and the
 types it holds, so mypy checks every reader; at run time it is a plain ``dict``, which the
 activation record stores as JSON and checks against the same types)::
 
@@ -21,7 +21,7 @@ activation record stores as JSON and checks against the same types)::
 plan in an activation record does not: ``without_history``). ``user``: the variable
 holds the user's own setting (Triton reads it itself; nothing is assigned over it);
 ``error``: that setting is wrong, and Triton's step ``used_by`` stops with this
-message. ``drivers``: per backend whose driver was resolved (``_process.BACKENDS``), the driver
+message. ``drivers``: per backend whose driver was resolved (``runtime.BACKENDS``), the driver
 library, its link directory and whether the user's variable names it. ``pending``: the
 later parts of the plan (``_catalog.Part``) it does not hold yet, which the activation
 completes when they are first needed (``_activate.complete``); never the driver's
@@ -39,9 +39,17 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..runtime import (
+    Driver,
+    Part,
+    Plan,
+    Setting,
+    ToolchainData,
+    TorchPart,
+    loaded_by_shim,
+    user_environ,
+)
 from ..runtime._errors import ToolchainError
-from ..runtime._process import loaded_by_shim, user_environ
-from ..runtime._schema import Driver, Part, Plan, Setting, ToolchainData, TorchPart
 from ._caches import caches_for
 from ._catalog import (
     AT_IMPORT_IF_IN_MANIFEST,

@@ -29,9 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from ..runtime import _trust
+from ..runtime import BACKENDS, _trust
 from ..runtime._errors import SettingError
-from ..runtime._process import BACKENDS
 from ._catalog import (
     ARCH_RELEASES,
     COMPONENTS,

@@ -1,6 +1,7 @@
 """The shim in this process: the import hook and the activation, by hand
 (``activate()``) or at import. What it needs of the process (the patches, the report,
-the drivers mapped and loading one, the user's environment) is ``_process``'s.
+the drivers mapped and loading one, the user's environment) is the package's
+(``runtime``).
 
 **The hook.** The wheel installs ``triton_toolchain.pth`` into site-packages. Its one line
 costs a few microseconds at interpreter start: unless ``TRITON_TOOLCHAIN`` is ``off``
@@ -28,16 +29,16 @@ code runs. ``python -S`` and embedded interpreters skip ``.pth`` files; there,
    target's and the SASS dump's when Triton is about to take their tools. Processes
    that miss at once resolve one at a time, the others reading the first one's record
    (``_observe.resolving_alone``);
-2. load the chosen driver by its absolute path (``_process.preload_driver``), so that
+2. load the chosen driver by its absolute path (``runtime.preload_driver``), so that
    every later ``dlopen("libcuda.so.1")`` by bare name, from torch's CUDA runtime,
    Triton, CuPy or ``cuda.bindings``, gets this one, unless a ``libcuda`` is mapped
    already (``/proc/self/maps``): two drivers in one process cannot work;
 3. hand the plan to the adapters: torch's environment when ``torch`` starts importing,
    its modules as they are imported (``_torch``), Triton's knobs and guards once
    ``triton`` has finished (``_triton``). The adapters record what they replace in
-   ``_process.Patches`` (made once, never over a replacement someone else installed
+   ``runtime.Patches`` (made once, never over a replacement someone else installed
    after ours; the replacement carries the original in ``ORIGINAL``) and what they did
-   in ``_process.Report``.
+   in ``runtime.Report``.
 
 Guarantees:
 
@@ -50,7 +51,7 @@ Guarantees:
 - ``TRITON_TOOLCHAIN=off`` (or ``0``, ``false``, ``no``) turns every activation into a
   no-op, the automatic one included; ``on``, ``1``, ``true``, ``yes`` or unset is on; any
   other value is on, with a warning naming the accepted values.
-- Pure standard library, plain classes, few modules (this one, ``_process``,
+- Pure standard library, plain classes, few modules (this one, the package's own,
   ``_record``, ``_trust``): this is what every process that imports Triton or torch pays
   for (each module imported costs ~0.1 ms). The resolver, the catalog and the builder
   load only on a miss, for ``doctor`` or for a build: the imports of them here are
@@ -68,18 +69,19 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import _record
-from ._process import (
+from . import (
     BACKENDS,
     LOCK,
     SHIM,
+    Part,
     Patches,
+    Plan,
     Report,
+    _record,
     loaded_drivers,
     preload_driver,
     user_environ,
 )
-from ._schema import Part, Plan
 
 if TYPE_CHECKING:  # the resolver's, loaded on a miss only
     from ..resolver._model import Toolchain
@@ -126,7 +128,7 @@ CACHE_GUARDS: dict[str, tuple[str, tuple[str, ...]]] = {
 STUB_NAMES = ("triton", "torch", "cupy", "cuda", "numba", "jax")
 DRIVER_USERS = frozenset(STUB_NAMES)
 # Watched once the finder is installed: those, the modules of Triton's backends
-# (``_process.BACKENDS``; 3.0-3.3 import them late), and the torch modules the torch adapter
+# (``runtime.BACKENDS``; 3.0-3.3 import them late), and the torch modules the torch adapter
 # applies to (``_torch.WATCHED``).
 WATCHED = frozenset(
     {
@@ -335,8 +337,8 @@ AT_TORCH: tuple[Part, ...] = ("import", "torch", "launcher")
 
 
 class _State:
-    """This process's activation (one, under ``_process.LOCK``; the variables written and
-    the driver loaded are ``_process.SHIM``'s)."""
+    """This process's activation (one, under ``runtime.LOCK``; the variables written and
+    the driver loaded are ``runtime.SHIM``'s)."""
 
     def __init__(self) -> None:
         self.memo: tuple[object, Plan] | None = None  # (inputs, plan) last resolved
@@ -399,7 +401,7 @@ def resolved_plan(arch: int | None, parts: tuple[Part, ...] | None = None) -> Pl
 
         plan = resolve_plan(arch, environ, parts=parts, mapped=_STATE.mapped)[0]
     else:
-        # The record checks a plan against its schema (``_schema.Plan``) before it returns one.
+        # The record checks a plan against its schema (``runtime.Plan``) before it returns one.
         kept = _record.lookup(key, environ)
         plan = kept if kept is not None else _resolve_and_store(key, arch, parts, environ)
     _STATE.memo = (inputs, plan)

@@ -32,8 +32,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ._process import ORIGINAL, Patches, Report
-from ._schema import Plan
+from . import ORIGINAL, Patches, Plan, Report
 
 PlanGetter = Callable[[], Plan]
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ._process import Report
-from ._schema import Plan
+from . import Plan, Report
 
 
 def _wanted(plan: Plan) -> dict[str, tuple[str | None, bool]]:

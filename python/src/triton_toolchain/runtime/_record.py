@@ -11,19 +11,19 @@ resolving again would give. Observing again costs a few hundred ``stat`` calls, 
 resolver's modules.
 
 Guarantees: pure standard library, and nothing that ``import triton`` does not load
-anyway (this module and ``_schema``, without the recording and writing side in
-``_observe``, is what it pays for on a hit; ``json`` is imported by Triton itself right
-after the shim). Every byte read back is treated as hostile (``read_private``, the one
-reader of persisted state, the tools' answers included): the file must be a regular file
-of this user that nobody else can write (neither its directory nor the file itself: no
-group or other write bit, which an ACL granting someone write also sets), of a bounded
-size, read without following a link or blocking on a special file; it is decoded by
-``load`` (strict JSON: what it refuses is a miss, never an error), and a decoded value
-is used only when it has the expected shape: the record file's, each fact's
-(``well_formed``), the plan's (``plan_fits``, against the plan's one schema). A
-missing, damaged, foreign or forged record only means resolving again (the next
-``store`` replaces the file, by a temporary file renamed over it); nothing here raises
-for one.
+anyway (this module and the plan's shape in ``runtime``, without the recording and
+writing side in ``_observe``, is what it pays for on a hit; ``json`` is imported by
+Triton itself right after the shim). Every byte read back is treated as hostile
+(``read_private``, the one reader of persisted state, the tools' answers included): the
+file must be a regular file of this user that nobody else can write (neither its
+directory nor the file itself: no group or other write bit, which an ACL granting
+someone write also sets), of a bounded size, read without following a link or blocking
+on a special file; it is decoded by ``load`` (strict JSON: what it refuses is a miss,
+never an error), and a decoded value is used only when it has the expected shape: the
+record file's, each fact's (``well_formed``), the plan's (``plan_fits``, against the
+plan's one schema). A missing, damaged, foreign or forged record only means resolving
+again (the next ``store`` replaces the file, by a temporary file renamed over it);
+nothing here raises for one.
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard, cast
 
-from . import _trust
-from ._schema import Plan, valid
+from . import Plan, _trust, valid
 
 RECORD_FILE = "activation-v5.json"
 RECORD_FORMAT = "triton-toolchain activation records 5"
@@ -327,7 +326,7 @@ def load(data: bytes) -> Any:
 
 
 def plan_fits(plan: object) -> TypeGuard[Plan]:
-    """Whether ``plan`` is one the adapters can apply: a ``Plan`` (``_schema.valid``),
+    """Whether ``plan`` is one the adapters can apply: a ``Plan`` (``runtime.valid``),
     and every setting names a component of the toolchain."""
     if not valid(plan, Plan):
         return False

@@ -22,7 +22,7 @@ How Triton is told, by release (read from each release's ``knobs.py``,
   and ``tools.disasm.path_to_cuobjdump`` (3.2+, ``guard_sass``) have the activation
   complete the plan and apply it again first (``complete``), then Triton's lookup reads
   it; the launcher build completes the launcher's part first (``LauncherBuild``).
-- Each backend of ``_process.BACKENDS`` present: its knob group's knobs, its
+- Each backend of ``runtime.BACKENDS`` present: its knob group's knobs, its
   ``compiler`` and ``driver`` modules' lookups (those a backend lacks are skipped), its
   driver from the plan's ``drivers``.
 - Every release that has it (3.3 and newer; ``TritonRelease.ptxas_lookup``):
@@ -60,8 +60,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ._process import BACKENDS, ORIGINAL, Namespace, Patches, Report
-from ._schema import Part, Plan
+from . import BACKENDS, ORIGINAL, Namespace, Part, Patches, Plan, Report
 
 PlanGetter = Callable[[], Plan]
 # Completes the plan in force with a pending part (``_activate.complete``).
@@ -100,7 +99,7 @@ def namespaces(
     kind: Literal["compiler", "driver"], backend: str | None = None
 ) -> list[tuple[str, Namespace]]:
     """The global namespaces of the ``compiler`` or ``driver`` module of Triton's
-    ``backend`` (``None``: of each of ``_process.BACKENDS``), as already imported
+    ``backend`` (``None``: of each of ``runtime.BACKENDS``), as already imported
     (nothing is imported here).
 
     Usually one per backend: ``sys.modules["triton.backends.nvidia.<kind>"]``. Triton 3.0-3.3

@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...runtime._process import AMD_STEM, MAPS, loaded_drivers
+from ...runtime import AMD_STEM, MAPS, loaded_drivers
 from .._catalog import MACHINES, rocm_problem
 from .._model import Choice, Source, SourceKind
 from . import _fs

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ...runtime._process import MAPS, loaded_drivers
+from ...runtime import MAPS, loaded_drivers
 from ...runtime._record import cache_dir
 from .._catalog import MACHINES, TritonRelease, assigned_version, major_minor, triton_release
 from .._observe import observe, observed_env
@@ -141,7 +141,7 @@ class Host:
     # Drivers the shim itself loaded into this process: not "loaded by someone else".
     loaded_by_shim: frozenset[str]
     # The drivers mapped into this process as the caller has just read them
-    # (``_process.loaded_drivers``); ``None``: read when asked (``mapped_drivers``).
+    # (``runtime.loaded_drivers``); ``None``: read when asked (``mapped_drivers``).
     mapped: tuple[str, ...] | None
 
     def __init__(
