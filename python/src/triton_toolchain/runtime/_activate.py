@@ -175,10 +175,10 @@ def _warn(text: str) -> None:
 def _notify(name: str, *, finished: bool) -> None:
     """``on_import``, with every problem turned into a warning."""
     try:
-        problem = switch()[1]
+        on, problem = switch()
         if problem:
             _warn(f"triton-toolchain: {problem}")
-        for error in on_import(name, finished=finished):
+        for error in on_import(name, finished=finished) if on else ():
             _warn(f"triton-toolchain: {error}")
     except Exception as exc:
         library = name.split(".", maxsplit=1)[0]
@@ -380,12 +380,14 @@ def _plan_now() -> Plan:
         return _STATE.plan
 
 
-def resolved_plan(arch: int | None, parts: tuple[Part, ...] | None = None) -> Plan:
+def resolved_plan(
+    arch: int | None, parts: tuple[Part, ...] | None = None, environ: dict[str, str] | None = None
+) -> Plan:
     """The plan of ``parts`` (``_catalog.Part``; ``None``: every part) for ``arch`` and
-    the user's environment:
-    remembered in this process, else from a valid activation record, else resolved (and
-    recorded)."""
-    environ = user_environ()
+    the user's environment (``environ``: ``user_environ()`` as the caller has just read
+    it): remembered in this process, else from a valid activation record, else resolved
+    (and recorded)."""
+    environ = user_environ() if environ is None else environ
     inputs = (arch, parts, tuple(sorted(environ.items())))
     if _STATE.memo is not None and _STATE.memo[0] == inputs:
         _STATE.mapped = None  # not read now: the driver load reads it again
@@ -526,9 +528,10 @@ def with_part(plan: Plan, part: Plan) -> Plan:
     }
 
 
-def _in_force(plan: Plan) -> Plan:
-    """Make ``plan`` the plan in force, made from the user's variables as they are now."""
-    _STATE.plan, _STATE.environ = plan, user_environ()
+def _in_force(plan: Plan, environ: dict[str, str] | None = None) -> Plan:
+    """Make ``plan`` the plan in force, made from the user's variables as they are now
+    (``environ``: ``user_environ()`` as the caller read it for ``plan``)."""
+    _STATE.plan, _STATE.environ = plan, user_environ() if environ is None else environ
     return plan
 
 
@@ -678,14 +681,14 @@ def on_import(name: str, *, finished: bool) -> tuple[str, ...]:
     it; one of its NVIDIA backend modules finished (3.0-3.3 import them late): apply
     again; one of torch's watched modules finished: apply to it. Returns what is worth a
     warning (wrong settings); raises ``ToolchainError`` for a resolution that cannot be
-    made."""
+    made. (The hook, ``_notify``, calls it only while the shim is on.)"""
     with LOCK:
-        if not switch()[0]:
-            return ()
         warnings: tuple[str, ...] = ()
         if not finished and name in DRIVER_USERS and _STATE.plan is None:
             # torch's part only for torch (what no other import needs: no process for it).
-            plan = _in_force(resolved_plan(None, AT_TORCH if name == "torch" else AT_TRITON))
+            environ = user_environ()
+            parts = AT_TORCH if name == "torch" else AT_TRITON
+            plan = _in_force(resolved_plan(None, parts, environ), environ)
             _load_driver(plan)
             _set_caches(plan)
             warnings = _errors(plan)

@@ -162,22 +162,20 @@ def well_formed(facts: object) -> bool:
     """Whether ``facts`` are what a resolution records: at most ``MAX_FACTS`` of
     ``[op, argument, value]``, each an observation ``_fact_allowed`` whose value is one
     that ``OPS`` give (a scalar, or a list of scalars: a status, a listing)."""
-    return (
-        type(facts) is list
-        and len(facts) <= MAX_FACTS
-        and all(
-            type(f) is list
-            and len(f) == 3
-            and type(f[0]) is str
-            and type(f[1]) is str
-            and _fact_allowed(f[0], f[1])
-            and (
-                type(f[2]) in _SCALARS
-                or (type(f[2]) is list and all(type(v) in _SCALARS for v in f[2]))
-            )
-            for f in facts
-        )
-    )
+    if type(facts) is not list or len(facts) > MAX_FACTS:
+        return False
+    for fact in facts:
+        if type(fact) is not list or len(fact) != 3:
+            return False
+        op, arg, value = fact
+        if type(op) is not str or type(arg) is not str or not _fact_allowed(op, arg):
+            return False
+        if not (
+            type(value) in _SCALARS
+            or (type(value) is list and _SCALARS.issuperset(map(type, value)))
+        ):
+            return False
+    return True
 
 
 def verify(facts: list[list[Any]], environ: Mapping[str, str]) -> bool:
