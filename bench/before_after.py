@@ -1,0 +1,96 @@
+"""Two or more versions of the shim against each other, in one run: the time spent in
+the shim by ``import triton`` on a warm hit (``bench/activation.py``'s "in the shim",
+its ``manifest`` and ``discovery`` cases, loading the driver left out), each version
+installed in its own interpreter's environment, every run of every version interleaved
+so that the machine's drift hits them alike. Each figure is also scaled, as ``activation.py``
+scales it, to the machine the targets were set on (``import triton`` with the shim off
+in 122.5 ms, timed here with the first interpreter).
+
+Usage: ``python bench/before_after.py [--runs 21] NAME=PYTHON [NAME=PYTHON ...]``, e.g.
+``before=/tmp/old/bin/python after=.venv/bin/python``. An older layout of the package
+(its hook in ``triton_toolchain._activate``) is found as well as this one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from activation import INSIDE, ISSUE_OFF_MS, TIMED, stdlib_loaded_by, user_environ
+
+HOOKS = ("triton_toolchain.runtime._activate", "triton_toolchain._activate")
+FIND_HOOK = f"""
+import importlib
+for name in {HOOKS!r}:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        continue
+    print(name)
+    break
+"""
+
+
+def last_line(python: str, code: str, env: dict[str, str]) -> str:
+    done = subprocess.run([python, "-c", code], env=env, check=True, capture_output=True, text=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("versions", nargs="+", metavar="NAME=PYTHON")
+    args = parser.parse_args()
+    base = user_environ()
+    versions = [v.split("=", 1) for v in args.versions]
+    with tempfile.TemporaryDirectory() as tmp:
+        cases: dict[tuple[str, str], tuple[str, str, dict[str, str]]] = {}
+        for name, python in versions:
+            home = os.path.join(tmp, name)
+            manifest = os.path.join(home, "manifest.json")
+            os.makedirs(home)
+            lock = [python, "-m", "triton_toolchain", "lock", "-o", manifest]
+            # (``lock`` exits 1 where a component is missing, a driver on this machine,
+            # and writes the manifest all the same.)
+            subprocess.run(lock, env={**base, "HOME": home}, check=False, capture_output=True)
+            hook = last_line(python, FIND_HOOK, base)
+            manifest_env = {**base, "HOME": f"{home}/m", "TRITON_TOOLCHAIN_MANIFEST": manifest}
+            cases[name, "manifest"] = (python, hook, manifest_env)
+            cases[name, "discovery"] = (python, hook, {**base, "HOME": f"{home}/d"})
+        preload = stdlib_loaded_by("triton", {**base, "TRITON_TOOLCHAIN": "off"})
+        inside: dict[tuple[str, str], list[float]] = {key: [] for key in cases}
+        off: list[float] = []
+        for round_ in range(args.runs + 1):  # the first round writes the records
+            for key, (python, hook, env) in cases.items():
+                code = INSIDE.format(module="triton", preload=preload).replace(HOOKS[0], hook)
+                spent, driver = last_line(python, code, env).split()
+                if round_:
+                    inside[key].append((float(spent) - float(driver)) * 1000)
+            off_env = {**base, "TRITON_TOOLCHAIN": "off"}
+            off_ms = float(last_line(versions[0][1], TIMED.format(module="triton"), off_env))
+            if round_:
+                off.append(off_ms * 1000)
+    scale = statistics.median(off) / ISSUE_OFF_MS
+    print(
+        f"import triton, a warm hit: median ms in the shim of {args.runs} interleaved runs "
+        "(loading the driver left out, as activation.py leaves it; shim off "
+        f"{statistics.median(off):.1f} ms, {scale:.2f} x the targets' machine)"
+    )
+    for name, python in versions:
+        print(f"  {name}: {python} (its hook: {cases[name, 'manifest'][1]})")
+    for (name, case), values in inside.items():
+        median = statistics.median(values)
+        low, _, high = statistics.quantiles(values) if len(values) > 1 else (median,) * 3
+        print(
+            f"  {name:12} {case:9} {median:6.2f} ms here, {median / scale:5.2f} ms there "
+            f"(quartiles {low / scale:.2f}-{high / scale:.2f})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
