@@ -118,11 +118,9 @@ print(json.dumps(sorted(m for m in loaded if m.split(".")[0] in sys.stdlib_modul
 """
 
 
-def last_line(code: str, env: dict[str, str]) -> str:
-    """The last line ``code`` prints in a fresh interpreter."""
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
-    )
+def last_line(code: str, env: dict[str, str], python: str = sys.executable) -> str:
+    """The last line ``code`` prints in a fresh interpreter (``python``)."""
+    done = subprocess.run([python, "-c", code], env=env, check=True, capture_output=True, text=True)
     return done.stdout.strip().splitlines()[-1]
 
 

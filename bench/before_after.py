@@ -1,12 +1,13 @@
 """Two or more versions of the shim against each other, in one run: the time spent in
 the shim by ``import triton`` on a warm hit (``bench/activation.py``'s "in the shim",
-its ``manifest`` and ``discovery`` cases, loading the driver left out), each version
+its ``manifest`` and ``discovery`` cases, loading the driver left out; with ``--cold``
+also its ``manifest-cold`` and ``miss`` cases, an empty cache every run), each version
 installed in its own interpreter's environment, every run of every version interleaved
 so that the machine's drift hits them alike. Each figure is also scaled, as ``activation.py``
 scales it, to the machine the targets were set on (``import triton`` with the shim off
 in 122.5 ms, timed here with the first interpreter).
 
-Usage: ``python bench/before_after.py [--runs 21] NAME=PYTHON [NAME=PYTHON ...]``, e.g.
+Usage: ``python bench/before_after.py [--runs 21] [--cold] NAME=PYTHON ...``, e.g.
 ``before=/tmp/old/bin/python after=.venv/bin/python``. An older layout of the package
 (its hook in ``triton_toolchain._activate``) is found as well as this one's.
 """
@@ -15,12 +16,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from activation import INSIDE, ISSUE_OFF_MS, TIMED, stdlib_loaded_by, user_environ
+from activation import (
+    COLD,
+    INSIDE,
+    ISSUE_OFF_MS,
+    TIMED,
+    last_line,
+    stdlib_loaded_by,
+    user_environ,
+)
 
 HOOKS = ("triton_toolchain.runtime._activate", "triton_toolchain._activate")
 FIND_HOOK = f"""
@@ -35,14 +45,10 @@ for name in {HOOKS!r}:
 """
 
 
-def last_line(python: str, code: str, env: dict[str, str]) -> str:
-    done = subprocess.run([python, "-c", code], env=env, check=True, capture_output=True, text=True)
-    return done.stdout.strip().splitlines()[-1]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--cold", action="store_true", help="also the empty-cache cases")
     parser.add_argument("versions", nargs="+", metavar="NAME=PYTHON")
     args = parser.parse_args()
     base = user_environ()
@@ -57,26 +63,32 @@ def main() -> int:
             # (``lock`` exits 1 where a component is missing, a driver on this machine,
             # and writes the manifest all the same.)
             subprocess.run(lock, env={**base, "HOME": home}, check=False, capture_output=True)
-            hook = last_line(python, FIND_HOOK, base)
+            hook = last_line(FIND_HOOK, base, python)
             manifest_env = {**base, "HOME": f"{home}/m", "TRITON_TOOLCHAIN_MANIFEST": manifest}
             cases[name, "manifest"] = (python, hook, manifest_env)
             cases[name, "discovery"] = (python, hook, {**base, "HOME": f"{home}/d"})
+            if args.cold:
+                cold_env = {**manifest_env, "HOME": f"{home}/mc"}
+                cases[name, "manifest-cold"] = (python, hook, cold_env)
+                cases[name, "miss"] = (python, hook, {**base, "HOME": f"{home}/x"})
         preload = stdlib_loaded_by("triton", {**base, "TRITON_TOOLCHAIN": "off"})
         inside: dict[tuple[str, str], list[float]] = {key: [] for key in cases}
         off: list[float] = []
         for round_ in range(args.runs + 1):  # the first round writes the records
             for key, (python, hook, env) in cases.items():
+                if key[1] in COLD:
+                    shutil.rmtree(env["HOME"], ignore_errors=True)
                 code = INSIDE.format(module="triton", preload=preload).replace(HOOKS[0], hook)
-                spent, driver = last_line(python, code, env).split()
+                spent, driver = last_line(code, env, python).split()
                 if round_:
                     inside[key].append((float(spent) - float(driver)) * 1000)
             off_env = {**base, "TRITON_TOOLCHAIN": "off"}
-            off_ms = float(last_line(versions[0][1], TIMED.format(module="triton"), off_env))
+            off_ms = float(last_line(TIMED.format(module="triton"), off_env, versions[0][1]))
             if round_:
                 off.append(off_ms * 1000)
     scale = statistics.median(off) / ISSUE_OFF_MS
     print(
-        f"import triton, a warm hit: median ms in the shim of {args.runs} interleaved runs "
+        f"import triton: median ms in the shim of {args.runs} interleaved runs "
         "(loading the driver left out, as activation.py leaves it; shim off "
         f"{statistics.median(off):.1f} ms, {scale:.2f} x the targets' machine)"
     )
@@ -86,7 +98,7 @@ def main() -> int:
         median = statistics.median(values)
         low, _, high = statistics.quantiles(values) if len(values) > 1 else (median,) * 3
         print(
-            f"  {name:12} {case:9} {median:6.2f} ms here, {median / scale:5.2f} ms there "
+            f"  {name:12} {case:13} {median:6.2f} ms here, {median / scale:5.2f} ms there "
             f"(quartiles {low / scale:.2f}-{high / scale:.2f})"
         )
     return 0

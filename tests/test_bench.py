@@ -102,14 +102,15 @@ def test_what_the_benchmarks_load_first_is_what_triton_loads() -> None:
 
 def test_before_after_times_each_version_in_each_case() -> None:
     """Two versions (here the same interpreter twice): each found with this layout's
-    hook, and a time in the shim for each of its warm cases."""
-    out = bench("before_after.py", "--runs", "1", f"a={sys.executable}", f"b={sys.executable}")
-    out = out.stdout
+    hook, and a time in the shim for each of its warm and (``--cold``) cold cases."""
+    versions = (f"a={sys.executable}", f"b={sys.executable}")
+    out = bench("before_after.py", "--runs", "1", "--cold", *versions).stdout
     for name in ("a", "b"):
         assert f"  {name}: {sys.executable} (its hook: triton_toolchain.runtime._activate)" in out
-        for case in ("manifest", "discovery"):
-            (row,) = [line.split() for line in lines_starting(out, name) if case in line]
-            assert row[1] == case and float(row[2]) > 0 and row[3:5] == ["ms", "here,"], out
+        rows = {row[1]: row for row in map(str.split, lines_starting(out, name))}
+        assert sorted(rows) == ["discovery", "manifest", "manifest-cold", "miss"], out
+        for row in rows.values():
+            assert float(row[2]) > 0 and row[3:5] == ["ms", "here,"], out
 
 
 def test_hardening_bench_uses_the_record() -> None:

@@ -109,10 +109,10 @@ def doctor(gfx: str, env: dict[str, str], script: str = ":") -> tuple[int, dict[
     return done.returncode, json.loads(done.stdout)
 
 
-def aot(env: dict[str, str]) -> dict[str, Any]:
-    """Triton's real ahead-of-time compile for gfx942 (``AOT``) in a child: its report."""
+def child_report(code: str, env: dict[str, str], *argv: str) -> dict[str, Any]:
+    """What ``code``, run in a child with ``argv``, prints as JSON on its last line."""
     done = subprocess.run(
-        [sys.executable, "-c", AOT],
+        [sys.executable, "-c", code, *argv],
         env=env,
         capture_output=True,
         text=True,
@@ -122,6 +122,11 @@ def aot(env: dict[str, str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return result
+
+
+def aot(env: dict[str, str]) -> dict[str, Any]:
+    """Triton's real ahead-of-time compile for gfx942 (``AOT``) in a child: its report."""
+    return child_report(AOT, env)
 
 
 def launcher(env: dict[str, str], script: str = ":") -> dict[str, Any]:
@@ -446,17 +451,7 @@ def test_a_second_hip_runtime_beside_one_already_loaded_is_refused(tmp_path: Pat
 
     def resolved(**extra: str) -> dict[str, Any]:
         env = _environ(tmp_path, TRITON_TOOLCHAIN="off", **extra)
-        done = subprocess.run(
-            [sys.executable, "-c", TWO_COPIES, str(loaded)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        got: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-        return got
+        return child_report(TWO_COPIES, env, str(loaded))
 
     got = resolved(ROCM_PATH=str(tmp_path / "b"))
     assert (got["path"], got["source"]) == (real, "discovered:loaded-in-process"), got
