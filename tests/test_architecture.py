@@ -209,6 +209,40 @@ def test_the_runtime_is_standard_library_only() -> None:
     assert outside == {}
 
 
+def _defers_annotations(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+
+
+def _named_tuples(tree: ast.Module) -> list[str]:
+    return [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id == "NamedTuple" for b in node.bases)
+    ]
+
+
+def test_a_module_with_named_tuples_evaluates_its_annotations() -> None:
+    """``typing.NamedTuple`` turns each deferred (string) field annotation into a
+    ``ForwardRef`` that it compiles when the class is made: a module that defines one
+    does not use ``from __future__ import annotations`` (docs/design.md, "A cheap
+    resolver to import")."""
+    deferred = {}
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text())
+        if _defers_annotations(tree) and (classes := _named_tuples(tree)):
+            deferred[name] = classes
+    assert deferred == {}
+    # The check sees what it looks for.
+    made = ast.parse("from __future__ import annotations\nclass A(NamedTuple):\n    x: int\n")
+    assert _defers_annotations(made) and _named_tuples(made) == ["A"]
+
+
 def test_the_module_level_imports_have_no_cycle() -> None:
     top, _anywhere = graph()
     assert cycles(top) == []

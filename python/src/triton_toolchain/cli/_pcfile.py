@@ -23,8 +23,6 @@ Every path is written as it is, so only paths of plain characters (``SAFE``) can
 said: pkg-config splits ``Cflags`` at spaces and expands ``$``.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Mapping

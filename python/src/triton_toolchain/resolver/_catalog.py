@@ -6,8 +6,6 @@ checks every row, and ``variables.json``, the Nix wrapper's copy of the variable
 against ``wrapper_variables()``).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal, NamedTuple
 
@@ -435,7 +433,7 @@ def install_program(program: str) -> str:
     )
 
 
-def component_fix(name: str, arch: int | None = None, triton: TritonRelease | None = None) -> str:
+def component_fix(name: str, arch: int | None = None, triton: "TritonRelease | None" = None) -> str:
     """The fix for a missing or wrong component ``name`` when Triton release ``triton``
     compiles for ``sm_<arch>``: the catalog's, but for a ptxas Triton runs for an
     architecture a later CUDA dropped, a ptxas of the last CUDA that has it.

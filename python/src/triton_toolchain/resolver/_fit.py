@@ -28,17 +28,15 @@ the probe's and the driver's answers across processes (``_discovery._answers``):
 compile pays for them once per ptxas file and architecture.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from ..runtime import _trust
+from ..runtime import Plan, Setting, _trust
 from ..runtime._errors import MissingComponentError, SettingError
 from ..runtime._record import cache_dir
 from ._catalog import (
@@ -70,9 +68,6 @@ from ._guards import (
     tool_fields,
     trust_refusals,
 )
-
-if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ..runtime import Plan, Setting
 
 ANY_TARGET = 80
 _DECIDED: dict[tuple[object, ...], object] = {}

@@ -21,9 +21,9 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..runtime import _trust
+from ..runtime import Plan, _trust
 from ..runtime._errors import MissingComponentError, SettingError
 from ._catalog import (
     COMPONENT,
@@ -36,9 +36,6 @@ from ._catalog import (
     triton_release,
 )
 from ._model import Rejection, Toolchain
-
-if TYPE_CHECKING:  # for annotations only: the plan's module is the resolver's
-    from ..runtime import Plan
 
 
 def full_toolchain(plan: Plan) -> Toolchain:

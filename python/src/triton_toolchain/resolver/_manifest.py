@@ -18,8 +18,6 @@ Guarantees:
   target; a link at the target is replaced, never written through.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os

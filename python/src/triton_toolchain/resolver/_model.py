@@ -5,8 +5,6 @@ Guarantees: every object here is frozen; a ``Choice`` with a ``path`` always has
 ``from_dict`` round-trip (the activation record stores resolutions as JSON).
 """
 
-from __future__ import annotations
-
 import enum
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
@@ -35,7 +33,7 @@ class Source(NamedTuple):
         return f"{self.kind.value}:{self.detail}"
 
     @classmethod
-    def parse(cls, text: str) -> Source | None:
+    def parse(cls, text: str) -> "Source | None":
         """``"discovered:ld.so.cache"`` -> the ``Source``; ``None`` for anything else."""
         kind, sep, detail = text.partition(":")
         try:
@@ -124,7 +122,7 @@ class Choice(NamedTuple):
         }
 
     @classmethod
-    def from_dict(cls, name: str, data: Mapping[str, Any]) -> Choice:
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> "Choice":
         def source(text: object) -> Source | None:
             return Source.parse(text) if isinstance(text, str) else None
 
@@ -192,7 +190,7 @@ class Toolchain:
 
     __hash__ = None  # type: ignore[assignment]  # choices is a mapping
 
-    def replace(self, **changes: Any) -> Toolchain:
+    def replace(self, **changes: Any) -> "Toolchain":
         """A copy with ``changes`` (keyword arguments of ``Toolchain``)."""
         fields = {name: getattr(self, name) for name in Toolchain.__slots__}
         return Toolchain(**{**fields, **changes})
@@ -249,7 +247,7 @@ class Toolchain:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Toolchain:
+    def from_dict(cls, data: Mapping[str, Any]) -> "Toolchain":
         return cls(
             {name: Choice.from_dict(name, c) for name, c in data["components"].items()},
             arch=data.get("arch"),

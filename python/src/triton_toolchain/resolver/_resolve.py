@@ -21,8 +21,6 @@ Guarantees:
   an activation record can hold the facts the result depends on (``_record``, ``_plan``).
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 from collections.abc import Mapping

@@ -32,8 +32,6 @@ adjusted by ``-m32``/``-m64``/``-mx32`` among the options, must be this interpre
 (``host.machine``).
 """
 
-from __future__ import annotations
-
 import os
 import re
 import shlex

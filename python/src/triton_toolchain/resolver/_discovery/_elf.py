@@ -24,8 +24,6 @@ Example::
     #         soname='libcuda.so.1', needed=('libm.so.6', ...))
 """
 
-from __future__ import annotations
-
 import os
 import stat
 import struct

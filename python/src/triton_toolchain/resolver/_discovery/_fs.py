@@ -9,8 +9,6 @@ so (``stat``/``lstat`` raise ``OSError`` as ``os.stat`` does). Resolver modules 
 the filesystem through here only (``tests/test_structure.py`` checks).
 """
 
-from __future__ import annotations
-
 import errno
 import os
 import stat as _stat

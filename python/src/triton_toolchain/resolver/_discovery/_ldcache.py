@@ -20,8 +20,6 @@ Example::
     # ['/usr/lib/x86_64-linux-gnu/libcuda.so.1', '/usr/lib/i386-linux-gnu/libcuda.so.1']
 """
 
-from __future__ import annotations
-
 import struct
 from pathlib import Path
 from typing import NamedTuple

@@ -19,8 +19,6 @@ Guarantees:
   is ended within a fifth of a second of the signal.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import select
@@ -66,7 +64,7 @@ class _Signals:
         if self.received is None:
             self.received = signo
 
-    def __enter__(self) -> _Signals:
+    def __enter__(self) -> "_Signals":
         if threading.current_thread() is threading.main_thread():
             for signo in ENDING_SIGNALS:
                 handler = signal.getsignal(signo)

@@ -12,8 +12,6 @@ the runner rejects an 11.4 ptxas in ``CUDA_HOME`` ("release 11.4 cannot assemble
 sm_90a, needs 12.0 or newer") and takes ``/usr/local/cuda/bin/ptxas``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
