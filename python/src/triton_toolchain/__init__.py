@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __version__ = "0.2.0"  # the one place: pyproject.toml and nix/package.nix read it here
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from .runtime._activate import Activation as Activation
@@ -77,8 +78,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib  # noqa: PLC0415  a lazy name's first use only (not on the import path)
-
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

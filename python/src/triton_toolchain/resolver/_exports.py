@@ -146,8 +146,6 @@ def shell_script(env: Mapping[str, str], fmt: str) -> bytes:
     """``env`` as ``fmt`` (``"sh"``, ``"fish"``, ``"json"``) gives it to a shell or a JSON
     reader: the bytes to print. Values are written as the bytes of their paths
     (``os.fsencode``), never re-encoded; JSON refuses a value that is not UTF-8."""
-    import json  # noqa: PLC0415  only where exports are: a miss does not import json
-
     if fmt == "json":
         not_text = [
             f"{name}={os.fsencode(value)!r}"

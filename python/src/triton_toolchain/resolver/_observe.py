@@ -19,13 +19,16 @@ import contextvars
 import fcntl
 import json
 import os
+import re
 import stat
 import time
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..runtime import _trust
+from ..runtime._errors import printable
 from ..runtime._record import (
     MAX_RECORD_BYTES,
     MAX_RECORDS,
@@ -240,8 +243,6 @@ def _holder(fd: int) -> tuple[int | None, float | None]:
     ``/proc/locks`` gives it, and the time it took the lock as it wrote them into the
     file (a file left by an earlier holder, or one that writes nothing, says another
     pid: its time is not believed); ``None`` for what neither says."""
-    import re  # noqa: PLC0415  a wait of seconds only
-
     written: tuple[int, float] | None = None
     with suppress(OSError, UnicodeDecodeError):
         found = re.fullmatch(_HOLDER, os.pread(fd, 64, 0).decode("ascii"))
@@ -263,10 +264,6 @@ def _holder(fd: int) -> tuple[int | None, float | None]:
 
 def _say_waiting(fd: int, path: str, waited: float) -> None:
     """One warning: who holds the lock at ``path`` and for how long."""
-    import warnings  # noqa: PLC0415  a wait of seconds only
-
-    from ..runtime._errors import printable  # noqa: PLC0415  a wait of seconds only
-
     pid, since = _holder(fd)
     who = f"process {pid}" if pid is not None else "another process"
     held = time.time() - since if since is not None else waited

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ORIGINAL, Patches, Plan, Report
+from ._errors import SettingError
 
 PlanGetter = Callable[[], Plan]
 
@@ -61,8 +62,6 @@ def check(plan: Plan, name: str) -> None:
     if cache is None:
         return
     if cache["error"]:
-        from ._errors import SettingError  # noqa: PLC0415  an error only
-
         raise SettingError(f"triton-toolchain: {cache['error']}")
     line = cache["said"] or cache["warning"]
     if line and name not in _SAID:

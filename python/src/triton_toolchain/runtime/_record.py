@@ -28,6 +28,7 @@ nothing here raises for one.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import stat
@@ -79,8 +80,6 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
         return lambda n: (
             len(n) >= least and n.startswith(head) and n.endswith(tail) and n[:1] != shown
         )
-    import fnmatch  # noqa: PLC0415  fast path: only for a pattern of more wildcards
-
     return lambda n: n[:1] != shown and fnmatch.fnmatchcase(n, pattern)
 
 

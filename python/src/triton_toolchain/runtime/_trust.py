@@ -31,6 +31,7 @@ cannot be walked: the reason is returned
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import stat
@@ -87,8 +88,6 @@ def package_dirs(name: str) -> list[str]:
     module = sys.modules.get(name)
     spec = getattr(module, "__spec__", None) if module is not None else None
     if spec is None:
-        import importlib.util  # noqa: PLC0415  fast path: only for a package not imported
-
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
