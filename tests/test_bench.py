@@ -102,13 +102,15 @@ def test_what_the_benchmarks_load_first_is_what_triton_loads() -> None:
 
 def test_before_after_times_each_version_in_each_case() -> None:
     """Two versions (here the same interpreter twice): each found with this layout's
-    hook, and a time in the shim for each of its warm and (``--cold``) cold cases."""
+    hook, and a time in the shim for each of its warm, (``--cold``) cold and
+    (``--resolve``) ``resolve()`` cases."""
     versions = (f"a={sys.executable}", f"b={sys.executable}")
-    out = bench("before_after.py", "--runs", "1", "--cold", *versions).stdout
+    out = bench("before_after.py", "--runs", "1", "--cold", "--resolve", *versions).stdout
     for name in ("a", "b"):
         assert f"  {name}: {sys.executable} (its hook: triton_toolchain.runtime._activate)" in out
         rows = {row[1]: row for row in map(str.split, lines_starting(out, name))}
-        assert sorted(rows) == ["discovery", "manifest", "manifest-cold", "miss"], out
+        cases = ["discovery", "manifest", "manifest-cold", "miss", "resolve"]
+        assert sorted(rows) == cases, out
         for row in rows.values():
             assert float(row[2]) > 0 and row[3:5] == ["ms", "here,"], out
 

@@ -2,10 +2,11 @@
 # A change of the shim measured on the GPU host, the version before against the version
 # after, each installed from its wheels into its own venv layered over the host's torch
 # venv (tests/gpu/shim-venv.sh):
-# - bench/before_after.py --cold: the warm hit and the first process (a manifest on an
-#   empty cache, a miss), every run of both versions interleaved;
-# - bench/resolve.py, then bench/activation.py, one version after the other, before first
-#   (resolve() from a manifest after `import triton`; every case's target).
+# - bench/before_after.py --cold --resolve: the warm hit, the first process (a manifest on
+#   an empty cache, a miss) and resolve() from a manifest after `import triton`, every
+#   run of both versions interleaved;
+# - bench/resolve.py and bench/activation.py for each version, before first (every
+#   target's verdict).
 # Output: $OUT/before-after.txt. Meant to finish in under 6 minutes.
 #
 #   tests/gpu/before-after.sh BEFORE_WHEEL_DIR AFTER_WHEEL_DIR    (RUNS=15)
@@ -28,9 +29,9 @@ cd "$HERE/../../bench"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   "$WORK/after/bin/python" -c 'import sys, triton; print(sys.version.split()[0], "triton", triton.__version__)'
-  echo "\$ python bench/before_after.py --runs $RUNS --cold before=... after=..."
+  echo "\$ python bench/before_after.py --runs $RUNS --cold --resolve before=... after=..."
   python=$WORK/before/bin/python
-  "$python" before_after.py --runs "$RUNS" --cold "before=$python" "after=$WORK/after/bin/python"
+  "$python" before_after.py --runs "$RUNS" --cold --resolve "before=$python" "after=$WORK/after/bin/python"
   for args in "resolve.py --runs 9" "activation.py --runs 9"; do
     for who in before after; do
       echo "\$ python bench/$args   # $who"
