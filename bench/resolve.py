@@ -10,6 +10,11 @@ of several interpreters), the resolver's modules loaded before (that load, which
 is measured with an empty cache of tools' answers (every tool is run) and with the
 answers remembered from an earlier process (what every process after the first sees).
 
+The binding target, ``resolve()`` from a manifest after ``import triton`` in 10 ms, is
+judged at the speed of the machine the targets were set on, as ``activation.py`` judges
+its own: each run of it is interleaved with an ``import triton`` without the shim, whose
+median scales it. Exit status 1 when it is missed.
+
 Usage: python bench/resolve.py [--runs N]   (needs triton and triton_toolchain importable)
 """
 
@@ -24,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from activation import user_environ
+from activation import ISSUE_OFF_MS, TIMED, last_line, user_environ
 
 TRITON = r"""
 import json, os, sys, time
@@ -93,8 +98,10 @@ print(json.dumps({"loaded": time.perf_counter() - t, "manifest": tc.manifest}))
 
 
 # The binding target, in ms: resolve() from a manifest, its imports included, in a
-# process that has imported Triton. (Importing the resolver and resolving in a bare
-# interpreter are printed, with no target: nobody resolves there.)
+# process that has imported Triton, at the speed of the machine the targets were set on
+# (scaled as activation.py scales its targets, by this run's `import triton` with the shim
+# off). (Importing the resolver and resolving in a bare interpreter are printed, with no
+# target: nobody resolves there.)
 MANIFEST_AFTER_TRITON_MS = 10.0
 
 
@@ -172,7 +179,11 @@ def main() -> None:
         )
         with_manifest = {**env, "TRITON_TOOLCHAIN_MANIFEST": manifest}
         from_manifest = measure(OURS, args.runs, with_manifest)
-        after_triton = measure(AFTER_TRITON, args.runs, with_manifest)
+        after_triton, off = [], []  # interleaved: the machine's drift hits both alike
+        for _ in range(args.runs):
+            after_triton.append(once(AFTER_TRITON, with_manifest))
+            off.append(float(last_line(TIMED.format(module="triton"), env)))
+    scale = statistics.median(off) * 1000 / ISSUE_OFF_MS
 
     rows = [
         ("Triton's own lookups", triton),
@@ -198,10 +209,12 @@ def main() -> None:
     whole = 1000 * statistics.median(sum(float(r[k]) for k in parts) for r in from_manifest)  # type: ignore[arg-type]
     print(f"resolve() from a manifest in a bare interpreter, its imports included: {whole:.1f} ms")
     took = median_ms(after_triton, "loaded")
-    verdict = "met" if took <= MANIFEST_AFTER_TRITON_MS else "MISSED"
+    verdict = "met" if took <= MANIFEST_AFTER_TRITON_MS * scale else "MISSED"
     print(
         f"resolve() from a manifest after `import triton`, its imports included: {took:.1f} ms "
-        f"(target {MANIFEST_AFTER_TRITON_MS:g} ms: {verdict}; manifest "
+        f"here, {took / scale:.1f} ms at the targets' machine (this one: import triton off "
+        f"{statistics.median(off) * 1000:.1f} ms, {scale:.2f} x; target "
+        f"{MANIFEST_AFTER_TRITON_MS:g} ms there: {verdict}; manifest "
         f"{after_triton[-1]['manifest']})"
     )
     last = from_manifest[-1]
@@ -213,7 +226,7 @@ def main() -> None:
         f"discovery: processes started {discovery[-1]['processes']}, "
         f"missing {discovery[-1]['missing']}"
     )
-    if took > MANIFEST_AFTER_TRITON_MS:
+    if verdict != "met":
         sys.exit(1)
 
 
