@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import nox
 
@@ -63,6 +64,17 @@ TORCH = "2.13.0"
 # What tests/test_package.py builds and checks the distributions with (hatchling: the
 # build runs without isolation, offline; uv: the fresh venv the wheel is installed in).
 PACKAGING = ("build", "twine", "check-wheel-contents", "hatchling>=1.27", "uv")
+
+
+def _pytest(session: nox.Session, *args: str) -> None:
+    """pytest with a base directory of the session's own. Sessions run two at a time, and
+    pytest makes its shared one (``/tmp/pytest-of-<user>``) 0700 when it starts: that
+    cut off another session's tests whose children run as other users below it
+    (``tests/hostile.py``'s ``reachable`` opens it for them)."""
+    name = "".join(c if c.isalnum() or c in ".-" else "_" for c in session.name)
+    parent = os.path.join(tempfile.gettempdir(), "triton-toolchain-pytest")
+    os.makedirs(parent, exist_ok=True)  # pytest makes the base itself, not its parent
+    session.run("pytest", f"--basetemp={os.path.join(parent, name)}", *args)
 
 
 def _install(session: nox.Session, triton: str) -> None:
@@ -132,7 +144,7 @@ def tests(session: nox.Session) -> None:
     session.install("pip", "ninja", *PACKAGING)
     session.run("python", "-m", "pip", "install", "--quiet", f"torch=={TORCH}")
     _fetch_ptxas(session)
-    session.run("pytest", "-ra", *_ignore(*MATRICES), *session.posargs)
+    _pytest(session, "-ra", *_ignore(*MATRICES), *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -143,7 +155,7 @@ def matrices(session: nox.Session) -> None:
     # hatchling (no build isolation, offline).
     session.install("pip", *PACKAGING)
     _fetch_ptxas(session)
-    session.run("pytest", "-ra", *MATRICES, *session.posargs)
+    _pytest(session, "-ra", *MATRICES, *session.posargs)
 
 
 @nox.session(python=_interpreter(OLDEST_PYTHON), name=f"tests-{OLDEST_PYTHON}")
@@ -156,7 +168,7 @@ def oldest_python(session: nox.Session) -> None:
     _fetch_ptxas(session)
     session.install(*PACKAGING)
     skip = _ignore(*MATRICES, *ONCE)
-    session.run("pytest", "-ra", *skip, "-m", "not torch", *session.posargs)
+    _pytest(session, "-ra", *skip, "-m", "not torch", *session.posargs)
 
 
 def newer_python(session: nox.Session) -> None:
@@ -169,7 +181,7 @@ def newer_python(session: nox.Session) -> None:
     _fetch_ptxas(session)
     session.install(*PACKAGING)
     skip = _ignore(*MATRICES, *ONCE, *ONCE_PER_TRITON)
-    session.run("pytest", "-ra", *skip, "-m", "not torch", *session.posargs)
+    _pytest(session, "-ra", *skip, "-m", "not torch", *session.posargs)
 
 
 for _version in NEWER_PYTHONS:
@@ -210,7 +222,7 @@ def triton(session: nox.Session, triton: str) -> None:
     extra = RELEASE_EXTRAS.get(triton, ())
     if any("fit" in path for path in extra):
         _fetch_ptxas(session)
-    session.run("pytest", "-ra", *RELEASE_TESTS, *extra, "-m", "not torch", *session.posargs)
+    _pytest(session, "-ra", *RELEASE_TESTS, *extra, "-m", "not torch", *session.posargs)
 
 
 # torch releases beside the latest (``tests``): those that pin Triton 3.4 and 3.5
@@ -229,7 +241,7 @@ TORCH_RELEASE_TESTS = (
 def older_torch(session: nox.Session, torch: str) -> None:
     """torch.compile on the CPU with an older torch and the Triton it pins."""
     session.install("-e", "./python", "pytest", "setuptools", f"torch=={torch}")
-    session.run("pytest", "-ra", *TORCH_RELEASE_TESTS, *session.posargs)
+    _pytest(session, "-ra", *TORCH_RELEASE_TESTS, *session.posargs)
 
 
 @nox.session(python=PYTHON)
